@@ -1,0 +1,4 @@
+export default defineNuxtConfig({
+  extends: ['..'],
+  compatibilityDate: '2026-01-01',
+})

@@ -1,0 +1,37 @@
+/** The backend path for a request under /api, from the raw request URL. Pure. */
+
+/**
+ * The path to request on the backend: the target's base path + what follows '/api' in the raw URL, joined as strings.
+ * null when the URL is not under /api or any segment (decoded once or twice, split on '/' and '\') is '.' or '..',
+ * so a request can never climb above the base path.
+ */
+export function backendPath(rawUrl: string, targetBasePath: string): string | null {
+  if (!rawUrl.startsWith('/api')) return null
+  const rest = rawUrl.slice(4)
+  if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') return null
+  const queryAt = rest.indexOf('?')
+  const path = queryAt === -1 ? rest : rest.slice(0, queryAt)
+  if (climbs(path)) return null
+  const base = targetBasePath === '/' ? '' : targetBasePath.replace(/\/+$/, '')
+  const joined = `${base}${rest}`
+  return joined.startsWith('/') ? joined : `/${joined}`
+}
+
+function climbs(path: string): boolean {
+  let text = path
+  for (let round = 0; round < 3; round++) {
+    if (text.split(/[/\\]/).some(segment => segment === '.' || segment === '..')) return true
+    if (!text.includes('%')) return false
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(text)
+    }
+    catch {
+      // Malformed escapes: a backend cannot decode them into dots either; check the raw '%2e' forms.
+      return /(^|[/\\])(%2e|\.){1,2}([/\\]|$)/i.test(text)
+    }
+    if (decoded === text) return false
+    text = decoded
+  }
+  return true
+}

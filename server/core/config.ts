@@ -1,0 +1,204 @@
+/**
+ * Coercion and validation of the gateway's configuration, in one place.
+ * Values arrive from `runtimeConfig`, overridden by `APP_*` variables that Nitro has already parsed:
+ * '1' is the number 1, 'true' the boolean, an empty value ''. Pure: no h3 or Nitro imports.
+ */
+
+export interface IamMapping {
+  token: string
+  expiresIn: string
+  id: string
+  name: string
+  email: string
+  roles: string
+  permissions: string
+  roleKey: string
+  permissionKey: string
+  /** '' disables the type filter. */
+  permissionType: string
+  permissionTypeKey: string
+  clients: string
+  clientId: string
+  clientCode: string
+  clientName: string
+  transactionId: string
+}
+
+export interface GatewayConfig {
+  mock: boolean
+  /** IAM base address without a trailing '/'; '' when not configured. */
+  baseURL: string
+  /** Application code used when a request carries no clientId. */
+  clientId: string
+  endpoints: { login: string, userInfo: string, clients: string, otpSend: string }
+  mapping: IamMapping
+  authenMethod: { authenticator: string, messenger: string }
+  /** Current secret first, then the previous ones (read only). */
+  secrets: string[]
+  /** Backend address without a trailing '/'; '' when not configured. */
+  apiProxyTarget: string
+  apiProxyTimeout: number
+  trustedOrigins: string[]
+  /** Number of reverse proxies in front of the gateway. */
+  trustProxy: number
+  rateLimit: { perUser: number, perIp: number, windowSeconds: number }
+  redisUrl: string
+}
+
+/** Raised for a configuration that cannot work; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+export const MIN_SECRET_LENGTH = 32
+
+/** The runtimeConfig subtree the layer declares (see nuxt.config.ts); every leaf may arrive as any JSON value. */
+export interface RawGatewayConfig {
+  auth?: Record<string, unknown>
+  session?: Record<string, unknown>
+  apiProxyTarget?: unknown
+  apiProxyTimeout?: unknown
+  trustedOrigins?: unknown
+  trustProxy?: unknown
+  rateLimit?: Record<string, unknown>
+  redisUrl?: unknown
+}
+
+/** A string setting: numbers are turned into text, null/undefined/objects into the default. */
+export function toText(value: unknown, fallback = ''): string {
+  if (typeof value === 'string') return value.trim()
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  return fallback
+}
+
+/** A boolean setting: true/false/1/0/yes/no/on/off/'' (false). */
+export function toBool(value: unknown, variable: string): boolean {
+  if (typeof value === 'boolean') return value
+  if (value === undefined || value === null || value === '') return false
+  const text = String(value).trim().toLowerCase()
+  if (['true', '1', 'yes', 'on'].includes(text)) return true
+  if (['false', '0', 'no', 'off'].includes(text)) return false
+  throw new ConfigError(`${variable} phải là true hoặc false (nhận được '${String(value)}').`)
+}
+
+/** A whole number setting, at least `min`. '' gives the default. */
+export function toInt(value: unknown, fallback: number, variable: string, min = 0): number {
+  if (value === undefined || value === null || value === '') return fallback
+  const number = typeof value === 'number' ? value : Number(String(value).trim())
+  if (!Number.isInteger(number) || number < min) {
+    throw new ConfigError(`${variable} phải là số nguyên >= ${min} (nhận được '${String(value)}').`)
+  }
+  return number
+}
+
+/** APP_TRUST_PROXY: false/0 (default), true (= 1) or a count. */
+export function toProxyCount(value: unknown): number {
+  if (value === true) return 1
+  if (value === false) return 0
+  const text = toText(value).toLowerCase()
+  if (text === 'true') return 1
+  if (text === 'false') return 0
+  return toInt(value, 0, 'APP_TRUST_PROXY')
+}
+
+/** A comma-separated list; arrays are accepted as they are. */
+export function toList(value: unknown): string[] {
+  const items = Array.isArray(value) ? value.map(item => toText(item)) : toText(value).split(',')
+  return items.map(item => item.trim()).filter(Boolean)
+}
+
+/** An http(s) base address without a trailing '/', or '' when empty. */
+export function toBaseUrl(value: unknown, variable: string): string {
+  const text = toText(value)
+  if (!text) return ''
+  let url: URL
+  try {
+    url = new URL(text)
+  }
+  catch {
+    throw new ConfigError(`${variable} không phải địa chỉ URL hợp lệ.`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${variable} phải bắt đầu bằng http:// hoặc https://.`)
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`${variable} không được chứa query, fragment hay thông tin đăng nhập.`)
+  }
+  return text.replace(/\/+$/, '')
+}
+
+/** An endpoint path, '' when disabled; a missing leading '/' is added. */
+function toEndpoint(value: unknown, fallback: string): string {
+  const text = toText(value, fallback)
+  if (!text) return ''
+  return text.startsWith('/') ? text : `/${text}`
+}
+
+/** Reads the session secrets; raises when the current one is missing or short. */
+export function readSecrets(current: unknown, previous: unknown): string[] {
+  const secret = toText(current)
+  if (secret.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(
+      `APP_SESSION_SECRET ${secret ? 'quá ngắn' : 'chưa cấu hình'}: cần ít nhất ${MIN_SECRET_LENGTH} ký tự.`,
+    )
+  }
+  return [secret, ...toList(previous).filter(old => old !== secret)]
+}
+
+/**
+ * Parses the whole configuration. `secrets` are passed in already read,
+ * so that `nuxt dev` can use a random per-process key.
+ */
+export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): GatewayConfig {
+  const auth = raw.auth ?? {}
+  const endpoints = (auth.endpoints ?? {}) as Record<string, unknown>
+  const mapping = (auth.mapping ?? {}) as Record<string, unknown>
+  const authenMethod = (auth.authenMethod ?? {}) as Record<string, unknown>
+  const rateLimit = raw.rateLimit ?? {}
+  const path = (key: string, fallback: string) => toText(mapping[key], fallback)
+
+  return {
+    mock: toBool(auth.mock, 'APP_AUTH_MOCK'),
+    baseURL: toBaseUrl(auth.baseURL, 'APP_AUTH_BASE_URL'),
+    clientId: toText(auth.clientId),
+    endpoints: {
+      login: toEndpoint(endpoints.login, '/auth/auth/login-v1'),
+      userInfo: toEndpoint(endpoints.userInfo, '/iam/user/userInfo'),
+      clients: toEndpoint(endpoints.clients, '/iam/client/findAll?status=1'),
+      otpSend: toEndpoint(endpoints.otpSend, '/auth/auth/login/request'),
+    },
+    mapping: {
+      token: path('token', 'body.tokenData.access_token'),
+      expiresIn: path('expiresIn', 'body.tokenData.expires_in'),
+      id: path('id', 'body.userId'),
+      name: path('name', 'body.fullName'),
+      email: path('email', 'body.email'),
+      roles: path('roles', 'body.listRole'),
+      permissions: path('permissions', 'body.authorization'),
+      roleKey: path('roleKey', 'code'),
+      permissionKey: path('permissionKey', 'uri'),
+      permissionType: path('permissionType', 'web'),
+      permissionTypeKey: path('permissionTypeKey', 'type'),
+      clients: path('clients', 'body'),
+      clientId: path('clientId', 'id'),
+      clientCode: path('clientCode', 'code'),
+      clientName: path('clientName', 'name'),
+      transactionId: path('transactionId', 'body.transactionId'),
+    },
+    authenMethod: {
+      authenticator: toText(authenMethod.authenticator, 'AUTHENTICATOR') || 'AUTHENTICATOR',
+      messenger: toText(authenMethod.messenger, 'MESSENGER') || 'MESSENGER',
+    },
+    secrets,
+    apiProxyTarget: toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET'),
+    apiProxyTimeout: toInt(raw.apiProxyTimeout, 60_000, 'APP_API_PROXY_TIMEOUT', 1),
+    trustedOrigins: toList(raw.trustedOrigins).map(origin => origin.replace(/\/+$/, '').toLowerCase()),
+    trustProxy: toProxyCount(raw.trustProxy),
+    rateLimit: {
+      perUser: toInt(rateLimit.perUser, 5, 'APP_RATE_LIMIT_PER_USER'),
+      perIp: toInt(rateLimit.perIp, 100, 'APP_RATE_LIMIT_PER_IP'),
+      windowSeconds: toInt(rateLimit.window, 900, 'APP_RATE_LIMIT_WINDOW', 1),
+    },
+    redisUrl: toText(raw.redisUrl),
+  }
+}

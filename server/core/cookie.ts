@@ -1,0 +1,36 @@
+/** Building Set-Cookie lines and reading the Cookie header, with the 4 KB budget. Pure. */
+
+export const SESSION_COOKIE = 'svc_session'
+export const DEVICE_COOKIE = 'svc_device'
+/** The whole `Set-Cookie: ...` line must fit here, or browsers drop the cookie silently. */
+export const COOKIE_BUDGET_BYTES = 4096
+
+export interface CookieOptions {
+  maxAgeSeconds: number
+  secure: boolean
+}
+
+/** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/, Secure unless told otherwise. */
+export function serializeCookie(name: string, value: string, options: CookieOptions): string {
+  const parts = [`${name}=${value}`, `Max-Age=${options.maxAgeSeconds}`, 'Path=/', 'HttpOnly', 'SameSite=Lax']
+  if (options.maxAgeSeconds > 0) parts.splice(2, 0, `Expires=${new Date(Date.now() + options.maxAgeSeconds * 1000).toUTCString()}`)
+  else parts.splice(2, 0, 'Expires=Thu, 01 Jan 1970 00:00:00 GMT')
+  if (options.secure) parts.push('Secure')
+  return parts.join('; ')
+}
+
+/** Size of the header line a Set-Cookie value makes, in bytes. */
+export function setCookieLineBytes(setCookie: string): number {
+  return Buffer.byteLength(`Set-Cookie: ${setCookie}`)
+}
+
+/** The value of one cookie from a Cookie header (first occurrence), without decoding. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined
+  const prefix = `${name}=`
+  for (const part of header.split(';')) {
+    const trimmed = part.trim()
+    if (trimmed.startsWith(prefix)) return trimmed.slice(prefix.length)
+  }
+  return undefined
+}

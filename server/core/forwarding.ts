@@ -1,0 +1,92 @@
+/** Which headers cross the /api proxy, and the client's address behind reverse proxies. Pure. */
+import type { IncomingHttpHeaders } from 'node:http'
+
+/** Hop-by-hop headers (RFC 9110 7.6.1) and the ones the proxy replaces; never forwarded to the backend. */
+const REQUEST_DROPPED = new Set([
+  'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection',
+  'host', 'cookie', 'authorization', 'expect', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-request-id',
+])
+
+/** Hop-by-hop headers of the backend's answer. */
+const RESPONSE_DROPPED = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection'])
+
+/** Names listed in a Connection header (they are hop-by-hop too). */
+function connectionTokens(value: string | string[] | undefined): Set<string> {
+  const text = Array.isArray(value) ? value.join(',') : value ?? ''
+  return new Set(text.split(',').map(token => token.trim().toLowerCase()).filter(Boolean))
+}
+
+export interface ForwardContext {
+  /** host[:port] of the backend. */
+  targetHost: string
+  /** The whole X-Forwarded-For value to send (see clientInfo). */
+  forwardedFor: string
+  proto: string
+  host: string
+  requestId: string
+  /** Live token, or undefined: no Authorization is sent. */
+  accessToken?: string
+}
+
+/** The headers sent to the backend. */
+export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: ForwardContext): Record<string, string | string[]> {
+  const listed = connectionTokens(incoming.connection)
+  const headers: Record<string, string | string[]> = {}
+  for (const name in incoming) {
+    const value = incoming[name]
+    if (value === undefined || REQUEST_DROPPED.has(name) || listed.has(name)) continue
+    headers[name] = value
+  }
+  headers.host = context.targetHost
+  headers['x-forwarded-for'] = context.forwardedFor
+  headers['x-forwarded-proto'] = context.proto
+  headers['x-forwarded-host'] = context.host
+  headers['x-request-id'] = context.requestId
+  if (context.accessToken) headers.authorization = `Bearer ${context.accessToken}`
+  return headers
+}
+
+/** The headers of the backend's answer sent on to the browser, with the request id. */
+export function browserResponseHeaders(incoming: Record<string, string | string[] | undefined>, requestId: string): Record<string, string | string[]> {
+  const listed = connectionTokens(incoming.connection)
+  const headers: Record<string, string | string[]> = {}
+  for (const name in incoming) {
+    const value = incoming[name]
+    if (value === undefined || RESPONSE_DROPPED.has(name) || listed.has(name)) continue
+    headers[name] = value
+  }
+  headers['x-request-id'] = requestId
+  return headers
+}
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
+
+/** An incoming X-Request-Id when it is short and plain, else undefined (a new one is made). */
+export function acceptedRequestId(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' && REQUEST_ID.test(value) ? value : undefined
+}
+
+export interface ClientInfo {
+  ip: string
+  /** X-Forwarded-For to send on: the believed chain plus the socket's address, or the socket's address alone. */
+  forwardedFor: string
+  proto: string
+  host: string
+}
+
+/**
+ * The client as seen through `trustProxy` reverse proxies: the Nth address from the right of X-Forwarded-For
+ * (the leftmost when there are fewer), and X-Forwarded-Host/-Proto believed. Without trust: the socket.
+ */
+export function clientInfo(headers: IncomingHttpHeaders, socketIp: string, encrypted: boolean, trustProxy: number): ClientInfo {
+  const direct = { ip: socketIp, forwardedFor: socketIp, proto: encrypted ? 'https' : 'http', host: headers.host ?? '' }
+  if (trustProxy <= 0) return direct
+  const chain = String(headers['x-forwarded-for'] ?? '').split(',').map(part => part.trim()).filter(Boolean)
+  const first = (value: string | string[] | undefined) => String(value ?? '').split(',')[0]!.trim()
+  return {
+    ip: chain.length ? chain[Math.max(0, chain.length - trustProxy)]! : socketIp,
+    forwardedFor: chain.length ? `${chain.join(', ')}, ${socketIp}` : socketIp,
+    proto: first(headers['x-forwarded-proto']) || direct.proto,
+    host: first(headers['x-forwarded-host']) || direct.host,
+  }
+}

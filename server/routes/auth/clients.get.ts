@@ -1,0 +1,20 @@
+import { MOCK_CLIENTS } from '../../core/mock'
+import { useGatewayConfig } from '../../utils/gateway-config'
+import { defineGatewayRoute } from '../../utils/gateway-route'
+import { fetchIamClients } from '../../utils/iam-auth'
+import { requireIamBaseUrl } from '../../utils/iam-client'
+
+/** GET /auth/clients: the applications of the login form; an IAM failure is an empty list and a warning. */
+export default defineGatewayRoute(async () => {
+  const { config } = useGatewayConfig()
+  if (config.mock) return { clients: MOCK_CLIENTS }
+  requireIamBaseUrl()
+  if (!config.endpoints.clients) return { clients: [] }
+  try {
+    return { clients: await fetchIamClients() }
+  }
+  catch (error) {
+    console.warn('[svc-auth-gateway] không lấy được danh sách ứng dụng từ IAM:', error instanceof Error ? error.message : error)
+    return { clients: [] }
+  }
+})

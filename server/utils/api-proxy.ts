@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { TLSSocket } from 'node:tls'
+import { Agent, type Dispatcher } from 'undici'
+import { backendPath } from '../core/api-path'
+import { readCookie, SESSION_COOKIE } from '../core/cookie'
+import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
+import { liveToken, unsealSession } from '../core/seal'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
+
+/** Pooled keep-alive connections to the backend. */
+const backendAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })
+
+let target: { origin: string, basePath: string, host: string } | undefined
+
+function backendTarget(address: string) {
+  if (!target) {
+    const url = new URL(address)
+    target = { origin: url.origin, basePath: url.pathname, host: url.host }
+  }
+  return target
+}
+
+/** Whether the request carries a body to stream (declared length above 0, or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+/**
+ * Proxies one request under /api to APP_API_PROXY_TARGET, streaming both bodies with backpressure:
+ * cookies and any client Authorization are dropped; a live session's token is sent as 'Bearer <token>'.
+ * The backend's status, headers and body come back unchanged. Resolves when the answer is finished or the
+ * client has gone; never rejects (errors are written as the contract's JSON).
+ */
+export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, requestId?: string): Promise<void> {
+  const { config, sealKeys } = useGatewayConfig()
+  const id = requestId ?? acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+  res.setHeader('x-request-id', id)
+  if (!config.apiProxyTarget) return fail(res, new GatewayError(500, MESSAGES.proxyTargetMissing))
+  const { origin, basePath, host } = backendTarget(config.apiProxyTarget)
+  const path = backendPath(req.url ?? '', basePath)
+  if (path === null) return fail(res, new GatewayError(400, MESSAGES.apiPathInvalid))
+
+  const cookie = readCookie(req.headers.cookie, SESSION_COOKIE)
+  const client = clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, config.trustProxy)
+  const headers = backendRequestHeaders(req.headers, {
+    targetHost: host,
+    forwardedFor: client.forwardedFor,
+    proto: client.proto,
+    host: client.host,
+    requestId: id,
+    accessToken: cookie ? liveToken(unsealSession(cookie, sealKeys)) : undefined,
+  })
+
+  return new Promise<void>((resolve) => {
+    let controller: Dispatcher.DispatchController | undefined
+    res.once('close', () => {
+      if (!res.writableFinished) controller?.abort(new Error('client closed'))
+      resolve()
+    })
+    res.on('drain', () => controller?.resume())
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(dispatchController) {
+        controller = dispatchController
+        if (res.destroyed) dispatchController.abort(new Error('client closed'))
+      },
+      onResponseStart(_controller, statusCode, responseHeaders, statusMessage) {
+        const out = browserResponseHeaders(responseHeaders, id)
+        try {
+          res.writeHead(statusCode, statusMessage || undefined, out)
+        }
+        catch {
+          res.writeHead(statusCode, out) // a reason phrase Node refuses: keep the standard one
+        }
+      },
+      onResponseData(dispatchController, chunk) {
+        if (!res.write(chunk)) dispatchController.pause()
+      },
+      onResponseEnd() {
+        res.end()
+      },
+      onResponseError(_controller, error) {
+        if (res.headersSent) res.destroy(error)
+        else if (!res.destroyed) sendGatewayError(res, backendFailure(error))
+      },
+    }
+    try {
+      backendAgent.dispatch({
+        origin,
+        path,
+        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers,
+        body: hasBody(req) ? req : null,
+        headersTimeout: config.apiProxyTimeout,
+        bodyTimeout: config.apiProxyTimeout,
+      }, handler)
+    }
+    catch (error) {
+      sendGatewayError(res, backendFailure(error))
+    }
+  })
+}
+
+function fail(res: ServerResponse, error: GatewayError): Promise<void> {
+  sendGatewayError(res, error)
+  return Promise.resolve()
+}
+
+/** 504 when the backend did not answer in time, 502 for every other failure to reach it. */
+function backendFailure(error: unknown): GatewayError {
+  const code = (error as { code?: string } | null)?.code
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new GatewayError(504, MESSAGES.apiTimeout)
+  return new GatewayError(502, MESSAGES.apiUnreachable)
+}

@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto'
+import { useRuntimeConfig } from 'nitropack/runtime'
+import { parseGatewayConfig, readSecrets, type GatewayConfig, type RawGatewayConfig } from '../core/config'
+import { deriveSealKeys, type SealKeys } from '../core/seal'
+
+let cached: { config: GatewayConfig, sealKeys: SealKeys } | undefined
+
+/** Reads the session secrets; under `nuxt dev` a missing one becomes a random per-process key (with a warning). */
+function secretsFor(raw: RawGatewayConfig): string[] {
+  // The raw variable first: Nitro's parsing would turn an all-digit secret into a number and lose digits.
+  const current = process.env.APP_SESSION_SECRET ?? raw.session?.secret
+  const previous = process.env.APP_SESSION_SECRET_PREVIOUS ?? raw.session?.secretPrevious
+  if (import.meta.dev && String(current ?? '').length < 32) {
+    console.warn('[svc-auth-gateway] APP_SESSION_SECRET chưa đủ 32 ký tự: dùng khoá ngẫu nhiên cho tiến trình dev này.')
+    return [randomBytes(32).toString('hex')]
+  }
+  return readSecrets(current, previous)
+}
+
+/**
+ * The gateway's configuration, parsed and validated once per process from runtimeConfig (APP_* variables at start),
+ * with the session keys derived once. Raises a ConfigError naming the variable when something cannot work.
+ */
+export function useGatewayConfig(): { config: GatewayConfig, sealKeys: SealKeys } {
+  if (!cached) {
+    const raw = useRuntimeConfig() as unknown as RawGatewayConfig
+    const config = parseGatewayConfig(raw, secretsFor(raw))
+    cached = { config, sealKeys: deriveSealKeys(config.secrets, config.mock) }
+  }
+  return cached
+}

@@ -1,0 +1,51 @@
+import { STATUS_CODES, type ServerResponse } from 'node:http'
+
+/** An error of a contract route: HTTP status and the exact Vietnamese message. */
+export class GatewayError extends Error {
+  override name = 'GatewayError'
+  constructor(readonly statusCode: number, readonly statusMessage: string, readonly headers: Record<string, string> = {}) {
+    super(statusMessage)
+  }
+}
+
+export const MESSAGES = {
+  missingCredentials: 'Thiếu tên đăng nhập hoặc mật khẩu.',
+  otpNotConfigured: 'Chưa cấu hình gửi OTP (auth.endpoints.otpSend).',
+  baseUrlMissing: 'auth.baseURL chưa cấu hình (APP_AUTH_BASE_URL).',
+  tokenMissing: 'IAM không trả accessToken (kiểm tra auth.mapping.token).',
+  proxyTargetMissing: 'apiProxyTarget chưa cấu hình.',
+  cookieTooLarge: 'Phiên đăng nhập vượt quá giới hạn 4 KB của cookie.',
+  bodyTooLarge: 'Dữ liệu gửi lên quá lớn.',
+  iamUnreachable: 'Không kết nối được IAM.',
+  iamTimeout: 'IAM không phản hồi sau 10 giây.',
+  apiPathInvalid: 'Đường dẫn API không hợp lệ.',
+  apiUnreachable: 'Không kết nối được máy chủ API.',
+  apiTimeout: 'Máy chủ API không phản hồi.',
+  internal: 'Lỗi máy chủ nội bộ.',
+} as const
+
+/**
+ * Writes the contract's error body `{ statusCode, statusMessage }` as JSON, whatever the Accept header,
+ * with the standard reason phrase on the status line (h3 would strip the Vietnamese one).
+ */
+export function sendGatewayError(res: ServerResponse, error: GatewayError): void {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  const body = JSON.stringify({ statusCode: error.statusCode, statusMessage: error.statusMessage, message: error.statusMessage })
+  res.statusCode = error.statusCode
+  res.statusMessage = STATUS_CODES[error.statusCode] ?? ''
+  res.setHeader('content-type', 'application/json; charset=utf-8')
+  res.setHeader('content-length', Buffer.byteLength(body))
+  res.setHeader('cache-control', 'no-store')
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value)
+  res.end(body)
+}
+
+/** Any thrown value as a GatewayError; unexpected ones are logged (message only) and become a 500. */
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error
+  console.error('[svc-auth-gateway] lỗi không mong đợi:', error instanceof Error ? error.message : typeof error)
+  return new GatewayError(500, MESSAGES.internal)
+}

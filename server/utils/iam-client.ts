@@ -1,0 +1,96 @@
+import { Agent, request } from 'undici'
+import { checkEnvelope } from '../core/envelope'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError, MESSAGES } from './gateway-error'
+
+/** Every IAM call has this timeout, from sending to the last byte of the answer. */
+export const IAM_TIMEOUT_MS = 10_000
+/** An IAM answer larger than this is treated as a failure (it would never fit a session anyway). */
+const MAX_IAM_RESPONSE_BYTES = 1024 * 1024
+
+/** Keep-alive connections to the IAM, shared by all routes. */
+const iamAgent = new Agent({ keepAliveTimeout: 30_000, connections: 64 })
+
+export interface IamCall {
+  method: 'GET' | 'POST'
+  /** Endpoint path relative to APP_AUTH_BASE_URL (may carry a query). */
+  path: string
+  body?: Record<string, unknown>
+  headers?: Record<string, string>
+}
+
+export interface IamAnswer {
+  status: number
+  /** Parsed JSON, or undefined when the answer was not JSON. */
+  json: unknown
+}
+
+/** An IAM refusal: the envelope said no, or the IAM answered 401/403. Counted by the brute-force limits. */
+export class IamRefusal extends GatewayError {}
+
+/** The IAM base address, or the contract's 500 when it is not configured. */
+export function requireIamBaseUrl(): string {
+  const { baseURL } = useGatewayConfig().config
+  if (!baseURL) throw new GatewayError(500, MESSAGES.baseUrlMissing)
+  return baseURL
+}
+
+/**
+ * One call to the IAM: JSON in and out, 10-second timeout, keep-alive. Network failure: 502; timeout: 504.
+ * The answer is returned whatever its status; see `expectIamSuccess` for the envelope rule.
+ */
+export async function callIam(call: IamCall): Promise<IamAnswer> {
+  const url = requireIamBaseUrl() + call.path
+  const signal = AbortSignal.timeout(IAM_TIMEOUT_MS)
+  try {
+    const response = await request(url, {
+      method: call.method,
+      dispatcher: iamAgent,
+      signal,
+      headers: {
+        accept: 'application/json',
+        ...(call.body ? { 'content-type': 'application/json' } : {}),
+        ...call.headers,
+      },
+      body: call.body ? JSON.stringify(call.body) : undefined,
+    })
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length
+      if (size > MAX_IAM_RESPONSE_BYTES) {
+        response.body.destroy()
+        throw new GatewayError(502, MESSAGES.iamUnreachable)
+      }
+      chunks.push(chunk)
+    }
+    return { status: response.statusCode, json: parseJson(Buffer.concat(chunks).toString('utf8')) }
+  }
+  catch (error) {
+    if (error instanceof GatewayError) throw error
+    if (signal.aborted) throw new GatewayError(504, MESSAGES.iamTimeout)
+    throw new GatewayError(502, MESSAGES.iamUnreachable)
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  }
+  catch {
+    return undefined
+  }
+}
+
+/**
+ * The contract's envelope rule on an answer: a `code` other than 'API000' is 401 with the IAM's message; an HTTP error
+ * without an envelope keeps the IAM's status, message 'IAM trả lỗi HTTP <status>.'. Returns the parsed JSON.
+ */
+export function expectIamSuccess(answer: IamAnswer): unknown {
+  const envelope = checkEnvelope(answer.json)
+  if (!envelope.ok) throw new IamRefusal(401, envelope.message)
+  if (answer.status >= 200 && answer.status < 300) return answer.json
+  const status = answer.status >= 400 && answer.status <= 599 ? answer.status : 502
+  const message = `IAM trả lỗi HTTP ${answer.status}.`
+  throw status === 401 || status === 403 ? new IamRefusal(status, message) : new GatewayError(status, message)
+}

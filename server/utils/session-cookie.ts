@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto'
+import { appendResponseHeader, type H3Event } from 'h3'
+import type { AuthUser } from '../../shared/types'
+import { fitSessionToBudget } from '../core/budget'
+import { DEVICE_COOKIE, readCookie, serializeCookie, SESSION_COOKIE } from '../core/cookie'
+import { isDeviceId } from '../core/device'
+import { sealSession, SESSION_TTL_MS, unsealSession, type SessionPayload } from '../core/seal'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError, MESSAGES } from './gateway-error'
+
+const SESSION_MAX_AGE = SESSION_TTL_MS / 1000
+const DEVICE_MAX_AGE = 365 * 24 * 60 * 60
+/** Secure everywhere but under `nuxt dev`. */
+const secure = !import.meta.dev
+
+/** The session of the request, or null for a missing, malformed, tampered, foreign or expired cookie. */
+export function readGatewaySession(event: H3Event): SessionPayload | null {
+  const value = readCookie(event.node.req.headers.cookie, SESSION_COOKIE)
+  return value ? unsealSession(value, useGatewayConfig().sealKeys) : null
+}
+
+/**
+ * Seals a new session into svc_session. Over the 4 KB budget the stored user drops permissions, then roles;
+ * still over: 500, never a cookie the browser would drop silently.
+ */
+export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): void {
+  const { sealKeys } = useGatewayConfig()
+  const payload: SessionPayload = { ...session, iat: Date.now() }
+  const fit = fitSessionToBudget(payload, candidate =>
+    serializeCookie(SESSION_COOKIE, sealSession(candidate, sealKeys), { maxAgeSeconds: SESSION_MAX_AGE, secure }))
+  if (!fit.ok) {
+    console.error(`[svc-auth-gateway] cookie ${SESSION_COOKIE} cần ${fit.bytes} byte, vượt giới hạn 4096 byte (token ${session.accessToken?.length ?? 0} ký tự).`)
+    throw new GatewayError(500, MESSAGES.cookieTooLarge)
+  }
+  if (fit.trimmed !== 'none') {
+    console.warn(`[svc-auth-gateway] cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ IAM).`)
+  }
+  appendResponseHeader(event, 'set-cookie', fit.setCookie)
+}
+
+/** Removes svc_session from the browser. */
+export function clearGatewaySession(event: H3Event): void {
+  appendResponseHeader(event, 'set-cookie', serializeCookie(SESSION_COOKIE, '', { maxAgeSeconds: 0, secure }))
+}
+
+/** The browser's stable device id (svc_device cookie, 1 year), created on first use. */
+export function useDeviceId(event: H3Event): string {
+  const existing = readCookie(event.node.req.headers.cookie, DEVICE_COOKIE)
+  if (isDeviceId(existing)) return existing
+  const id = randomUUID()
+  appendResponseHeader(event, 'set-cookie', serializeCookie(DEVICE_COOKIE, id, { maxAgeSeconds: DEVICE_MAX_AGE, secure }))
+  return id
+}

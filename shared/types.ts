@@ -1,0 +1,50 @@
+/** The signed-in user as the gateway hands it to the browser. */
+export interface AuthUser {
+  id: string
+  name: string
+  email: string
+  /** Role codes. */
+  roles: string[]
+  /** Permission URIs, for example '/orders/search'. */
+  permissions: string[]
+}
+
+/** OTP delivery method, as the login form names it. */
+export type OtpMethod = 'authenticator' | 'messenger'
+
+/** Body of POST /auth/login. */
+export interface LoginCredentials {
+  username: string
+  password: string
+  /** Application code (AuthClientOption.code). */
+  clientId?: string
+  method?: OtpMethod
+  otp?: string
+  /** Value returned by POST /auth/otp/send. */
+  transactionId?: string
+}
+
+/** Body of POST /auth/otp/send. */
+export interface OtpSendRequest {
+  username: string
+  password: string
+  clientId?: string
+}
+
+/** One application of the login form's dropdown. */
+export interface AuthClientOption {
+  id: string
+  code: string
+  name: string
+}
+
+/** Answer of GET /auth/session. */
+export interface SessionResponse {
+  user: AuthUser | null
+}
+
+/** Error body of every gateway route. */
+export interface GatewayErrorBody {
+  statusCode: number
+  statusMessage: string
+}
