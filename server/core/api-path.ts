@@ -2,7 +2,8 @@
 
 /**
  * The path to request on the backend: the target's base path + what follows '/api' in the raw URL, joined as strings.
- * null when the URL is not under /api or any segment (decoded once or twice, split on '/' and '\') is '.' or '..',
+ * null when the URL is not under /api, holds malformed escapes, or any segment (decoded up to three times, split on
+ * '/' and '\') is '.' or '..',
  * so a request can never climb above the base path.
  */
 export function backendPath(rawUrl: string, targetBasePath: string): string | null {
@@ -27,8 +28,7 @@ function climbs(path: string): boolean {
       decoded = decodeURIComponent(text)
     }
     catch {
-      // Malformed escapes: a backend cannot decode them into dots either; check the raw '%2e' forms.
-      return /(^|[/\\])(%2e|\.){1,2}([/\\]|$)/i.test(text)
+      return true // malformed escapes: no telling how a backend decodes them
     }
     if (decoded === text) return false
     text = decoded

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest'
+import { backendPath } from '../../server/core/api-path'
+
+describe('backendPath', () => {
+  it.each([
+    ['/api/orders', '/', '/orders'],
+    ['/api/orders?x=1&y=%2F', '/', '/orders?x=1&y=%2F'],
+    ['/api/orders', '/v1', '/v1/orders'],
+    ['/api/orders', '/v1/', '/v1/orders'],
+    ['/api/a%20b/c', '/base', '/base/a%20b/c'],
+    ['/api', '/v1', '/v1'],
+    ['/api', '/', '/'],
+    ['/api?x=1', '/v1', '/v1?x=1'],
+    ['/api/', '/v1', '/v1/'],
+    ['/api/..hidden/x', '/', '/..hidden/x'],
+    ['/api/orders?next=../../admin', '/', '/orders?next=../../admin'],
+  ])('%s on base %s -> %s', (url, base, expected) => {
+    expect(backendPath(url, base)).toBe(expected)
+  })
+
+  it.each([
+    '/api/../admin', '/api/orders/../../admin', '/api/./x', '/api/%2e%2e/admin', '/api/%2E%2E/admin', '/api/.%2e/admin',
+    '/api/%252e%252e/admin', '/api/..%2fadmin', '/api/..%5cadmin', '/api/..\\admin', '/api/x/..', '/api/%2e',
+    '/api/%2e%2e%2', '/apiary', '/other', 'http://evil/api/x', '/api/%25252e%25252e/x',
+  ])('refuses %s', (url) => {
+    expect(backendPath(url, '/v1')).toBeNull()
+  })
+})

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount } from '../../server/core/config'
+
+const SECRET = 'x'.repeat(32)
+
+describe('toBool (APP_AUTH_MOCK)', () => {
+  it.each([
+    [true, true], [false, false], [1, true], [0, false], ['true', true], ['false', false], ['1', true], ['0', false],
+    ['TRUE', true], [' yes ', true], ['off', false], ['', false], [undefined, false], [null, false],
+  ])('%j -> %j', (input, expected) => {
+    expect(toBool(input, 'APP_AUTH_MOCK')).toBe(expected)
+  })
+  it('refuses anything else, naming the variable', () => {
+    expect(() => toBool('maybe', 'APP_AUTH_MOCK')).toThrow(/APP_AUTH_MOCK/)
+    expect(() => toBool(2, 'APP_AUTH_MOCK')).toThrow(ConfigError)
+  })
+})
+
+describe('numbers, lists and proxy counts', () => {
+  it('parses whole numbers and keeps the default for empty', () => {
+    expect(toInt('', 5, 'V')).toBe(5)
+    expect(toInt(7, 5, 'V')).toBe(7)
+    expect(toInt('8', 5, 'V')).toBe(8)
+    expect(() => toInt('abc', 5, 'APP_RATE_LIMIT_PER_USER')).toThrow(/APP_RATE_LIMIT_PER_USER/)
+    expect(() => toInt(-1, 5, 'V')).toThrow(ConfigError)
+    expect(() => toInt(1.5, 5, 'V')).toThrow(ConfigError)
+  })
+  it('splits comma lists', () => {
+    expect(toList('a, b,,c ')).toEqual(['a', 'b', 'c'])
+    expect(toList('')).toEqual([])
+    expect(toList(['x', 'y'])).toEqual(['x', 'y'])
+  })
+  it('reads APP_TRUST_PROXY', () => {
+    expect(toProxyCount(false)).toBe(0)
+    expect(toProxyCount(true)).toBe(1)
+    expect(toProxyCount('true')).toBe(1)
+    expect(toProxyCount(2)).toBe(2)
+    expect(toProxyCount('')).toBe(0)
+    expect(() => toProxyCount('many')).toThrow(/APP_TRUST_PROXY/)
+  })
+})
+
+describe('readSecrets', () => {
+  it('requires APP_SESSION_SECRET of at least 32 characters', () => {
+    expect(() => readSecrets(undefined, '')).toThrow(/APP_SESSION_SECRET/)
+    expect(() => readSecrets('short', '')).toThrow(/APP_SESSION_SECRET.*32/)
+    expect(readSecrets(SECRET, '')).toEqual([SECRET])
+  })
+  it('adds the previous secrets after the current one', () => {
+    const old = 'o'.repeat(40)
+    expect(readSecrets(SECRET, `${old}, ${SECRET}`)).toEqual([SECRET, old])
+  })
+})
+
+describe('parseGatewayConfig', () => {
+  it('gives the contract defaults', () => {
+    const config = parseGatewayConfig({}, [SECRET])
+    expect(config.mock).toBe(false)
+    expect(config.baseURL).toBe('')
+    expect(config.endpoints).toEqual({
+      login: '/auth/auth/login-v1',
+      userInfo: '/iam/user/userInfo',
+      clients: '/iam/client/findAll?status=1',
+      otpSend: '/auth/auth/login/request',
+    })
+    expect(config.mapping.token).toBe('body.tokenData.access_token')
+    expect(config.mapping.permissionType).toBe('web')
+    expect(config.authenMethod).toEqual({ authenticator: 'AUTHENTICATOR', messenger: 'MESSENGER' })
+    expect(config.apiProxyTimeout).toBe(60_000)
+    expect(config.rateLimit).toEqual({ perUser: 5, perIp: 100, windowSeconds: 900 })
+    expect(config.trustProxy).toBe(0)
+  })
+  it('coerces values as Nitro hands them over', () => {
+    const config = parseGatewayConfig({
+      auth: {
+        mock: 1,
+        baseURL: 'http://127.0.0.1:9000/',
+        clientId: 123,
+        endpoints: { otpSend: '', clients: 'iam/clients' },
+        mapping: { permissionType: '' },
+      },
+      apiProxyTarget: 'http://127.0.0.1:9001/v1/',
+      apiProxyTimeout: '1500',
+      trustedOrigins: 'https://A.example/, https://b.example',
+      trustProxy: true,
+    }, [SECRET])
+    expect(config.mock).toBe(true)
+    expect(config.baseURL).toBe('http://127.0.0.1:9000')
+    expect(config.clientId).toBe('123')
+    expect(config.endpoints.otpSend).toBe('')
+    expect(config.endpoints.clients).toBe('/iam/clients')
+    expect(config.mapping.permissionType).toBe('')
+    expect(config.apiProxyTarget).toBe('http://127.0.0.1:9001/v1')
+    expect(config.apiProxyTimeout).toBe(1500)
+    expect(config.trustedOrigins).toEqual(['https://a.example', 'https://b.example'])
+    expect(config.trustProxy).toBe(1)
+  })
+  it('names the variable of a bad address', () => {
+    expect(() => parseGatewayConfig({ auth: { baseURL: 'not a url' } }, [SECRET])).toThrow(/APP_AUTH_BASE_URL/)
+    expect(() => parseGatewayConfig({ apiProxyTarget: 'ftp://x' }, [SECRET])).toThrow(/APP_API_PROXY_TARGET/)
+    expect(() => parseGatewayConfig({ apiProxyTarget: 'http://x/?a=1' }, [SECRET])).toThrow(/APP_API_PROXY_TARGET/)
+  })
+})

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest'
+import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../../server/core/forwarding'
+
+const context = { targetHost: 'backend:9000', forwardedFor: '10.0.0.9', proto: 'https', host: 'gw.example', requestId: 'rid-1' }
+
+describe('backendRequestHeaders', () => {
+  it('drops cookies, client Authorization, hop-by-hop headers and those named in Connection', () => {
+    const headers = backendRequestHeaders({
+      'host': 'gw.example',
+      'cookie': 'svc_session=v1.a.b.c; other=1',
+      'authorization': 'Bearer forged',
+      'proxy-authorization': 'Basic x',
+      'connection': 'keep-alive, X-Secret-Hop',
+      'keep-alive': 'timeout=5',
+      'te': 'trailers',
+      'trailer': 'x',
+      'transfer-encoding': 'chunked',
+      'upgrade': 'websocket',
+      'x-secret-hop': '1',
+      'expect': '100-continue',
+      'content-type': 'application/json',
+      'content-length': '12',
+      'accept': 'application/json',
+      'x-custom': 'kept',
+      'x-forwarded-for': '6.6.6.6',
+    }, context)
+    expect(headers).toEqual({
+      'content-type': 'application/json',
+      'content-length': '12',
+      'accept': 'application/json',
+      'x-custom': 'kept',
+      'host': 'backend:9000',
+      'x-forwarded-for': '10.0.0.9',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'gw.example',
+      'x-request-id': 'rid-1',
+    })
+  })
+  it('sets Bearer <token> only when a live token is given', () => {
+    expect(backendRequestHeaders({}, { ...context, accessToken: 'abc' }).authorization).toBe('Bearer abc')
+    expect(backendRequestHeaders({ authorization: 'Bearer forged' }, context).authorization).toBeUndefined()
+  })
+})
+
+describe('browserResponseHeaders', () => {
+  it('keeps the backend headers (several Set-Cookie included) but hop-by-hop ones, and adds the request id', () => {
+    expect(browserResponseHeaders({
+      'content-type': 'text/plain',
+      'set-cookie': ['a=1', 'b=2'],
+      'connection': 'close, x-hop',
+      'x-hop': '1',
+      'transfer-encoding': 'chunked',
+      'keep-alive': 'timeout=5',
+      'www-authenticate': 'Bearer',
+    }, 'rid')).toEqual({ 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'www-authenticate': 'Bearer', 'x-request-id': 'rid' })
+  })
+})
+
+describe('acceptedRequestId', () => {
+  it.each([
+    ['abc-123', 'abc-123'], ['9f1c7e1e-5b1a-4c59-9a55-1c2f4d0f2e10', '9f1c7e1e-5b1a-4c59-9a55-1c2f4d0f2e10'],
+    ['', undefined], ['a b', undefined], ['x'.repeat(129), undefined], ['<script>', undefined], [undefined, undefined],
+  ])('%j -> %j', (input, expected) => {
+    expect(acceptedRequestId(input)).toBe(expected)
+  })
+})
+
+describe('clientInfo', () => {
+  const headers = { 'host': 'gw.internal:3000', 'x-forwarded-for': '1.1.1.1, 2.2.2.2, 3.3.3.3', 'x-forwarded-host': 'gw.example', 'x-forwarded-proto': 'https' }
+  it('believes nothing without trusted proxies', () => {
+    expect(clientInfo(headers, '9.9.9.9', false, 0)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'http', host: 'gw.internal:3000' })
+  })
+  it('takes the Nth address from the right with N proxies', () => {
+    expect(clientInfo(headers, '9.9.9.9', false, 1)).toEqual({ ip: '3.3.3.3', forwardedFor: '1.1.1.1, 2.2.2.2, 3.3.3.3, 9.9.9.9', proto: 'https', host: 'gw.example' })
+    expect(clientInfo(headers, '9.9.9.9', false, 2).ip).toBe('2.2.2.2')
+    expect(clientInfo(headers, '9.9.9.9', false, 5).ip).toBe('1.1.1.1')
+  })
+  it('falls back to the socket when no X-Forwarded-For came', () => {
+    expect(clientInfo({ host: 'h' }, '9.9.9.9', true, 1)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'https', host: 'h' })
+  })
+})
