@@ -1,0 +1,117 @@
+// @ts-check
+/**
+ * Sample backend: a few /orders endpoints behind the gateway's /api/** proxy. Like every backend of the contract it
+ * checks permissions itself: it reads the user's permissions from the development IAM's user-info with the Bearer
+ * token, answers 401 without a valid token and 403 without the endpoint's permission.
+ */
+import { createServer } from 'node:http'
+import { pathToFileURL } from 'node:url'
+
+/** Permission each endpoint needs. */
+const RULES = [
+  { method: 'GET', pattern: /^\/orders\/?$/, permission: '/orders/search' },
+  { method: 'POST', pattern: /^\/orders\/?$/, permission: '/orders/create' },
+  { method: 'GET', pattern: /^\/orders\/(\d+)$/, permission: '/orders/search' },
+  { method: 'PUT', pattern: /^\/orders\/(\d+)$/, permission: '/orders/update' },
+  { method: 'DELETE', pattern: /^\/orders\/(\d+)$/, permission: '/orders/delete' },
+]
+
+const SEED = [
+  { customer: 'Công ty TNHH Minh Phát', total: 12_500_000, status: 'Mới' },
+  { customer: 'Cửa hàng Hoa Sen', total: 3_200_000, status: 'Đang giao' },
+  { customer: 'Nhà sách Trí Tuệ', total: 8_750_000, status: 'Hoàn tất' },
+  { customer: 'Siêu thị An Bình', total: 21_000_000, status: 'Mới' },
+  { customer: 'Quán cà phê Gió Biển', total: 1_450_000, status: 'Đã huỷ' },
+]
+
+/**
+ * @param {{ port?: number, host?: string, iamUrl: string, userInfoPath?: string }} options
+ */
+export async function startSampleBackend(options) {
+  let nextId = 1001
+  const orders = SEED.map(order => ({ id: nextId++, createdAt: new Date(Date.UTC(2026, 10, 1 + nextId % 20)).toISOString(), ...order }))
+  /** @type {Map<string, { permissions: string[], at: number }>} */
+  const cache = new Map()
+
+  async function permissionsOf(authorization) {
+    const match = /^Bearer (\S+)$/.exec(authorization ?? '')
+    if (!match) return null
+    const token = match[1]
+    const cached = cache.get(token)
+    if (cached && Date.now() - cached.at < 5000) return cached.permissions
+    const response = await fetch(options.iamUrl + (options.userInfoPath ?? '/iam/user/userInfo'), {
+      method: 'POST',
+      headers: { authorization: token },
+      signal: AbortSignal.timeout(10_000),
+    }).then(r => r.json()).catch(() => null)
+    if (response?.code !== 'API000') return null
+    const permissions = (response.body?.authorization ?? []).filter(p => p.type === 'web').map(p => p.uri)
+    cache.set(token, { permissions, at: Date.now() })
+    if (cache.size > 1000) cache.delete(cache.keys().next().value ?? '')
+    return permissions
+  }
+
+  const server = createServer(async (req, res) => {
+    const send = (status, value) => {
+      const body = JSON.stringify(value)
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+      res.end(body)
+    }
+    const url = new URL(req.url ?? '/', 'http://backend.local')
+    const rule = RULES.find(r => r.method === req.method && r.pattern.test(url.pathname))
+    if (!rule) return send(404, { message: 'Không tìm thấy.' })
+    const permissions = await permissionsOf(req.headers.authorization)
+    if (!permissions) return send(401, { message: 'Chưa đăng nhập hoặc phiên đã hết hạn.' })
+    if (!permissions.includes(rule.permission)) return send(403, { message: `Thiếu quyền ${rule.permission}.` })
+
+    const chunks = []
+    for await (const chunk of req) chunks.push(chunk)
+    let body = {}
+    try {
+      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {}
+    }
+    catch {
+      return send(400, { message: 'Dữ liệu không hợp lệ.' })
+    }
+    const id = Number(rule.pattern.exec(url.pathname)?.[1])
+    const index = orders.findIndex(order => order.id === id)
+    if (req.method === 'GET' && !id) {
+      const q = (url.searchParams.get('q') ?? '').toLowerCase()
+      return send(200, { items: orders.filter(order => order.customer.toLowerCase().includes(q)), total: orders.length })
+    }
+    if (req.method === 'POST') {
+      const customer = String(body.customer ?? '').trim()
+      const total = Number(body.total)
+      if (!customer || !Number.isFinite(total) || total < 0) return send(400, { message: 'Cần tên khách hàng và tổng tiền hợp lệ.' })
+      const order = { id: nextId++, createdAt: new Date().toISOString(), customer, total, status: 'Mới' }
+      orders.unshift(order)
+      return send(201, order)
+    }
+    if (index === -1) return send(404, { message: 'Không tìm thấy đơn hàng.' })
+    if (req.method === 'GET') return send(200, orders[index])
+    if (req.method === 'PUT') {
+      orders[index] = { ...orders[index], ...(typeof body.status === 'string' ? { status: body.status } : {}) }
+      return send(200, orders[index])
+    }
+    orders.splice(index, 1)
+    res.writeHead(204)
+    res.end()
+  })
+
+  await new Promise(resolve => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve(undefined)))
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address())
+  return {
+    url: `http://${address.address}:${address.port}`,
+    port: address.port,
+    close: () => {
+      const closed = new Promise(resolve => server.close(() => resolve(undefined)))
+      server.closeAllConnections()
+      return closed
+    },
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const backend = await startSampleBackend({ port: Number(process.env.PORT ?? 4020), iamUrl: process.env.IAM_URL ?? 'http://127.0.0.1:4010' })
+  console.log(`[sample-backend] listening on ${backend.url}`)
+}

@@ -1,0 +1,292 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { CLIENTS, startDevIam, USERS } from '../../dev/iam.mjs'
+import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../helpers/gateway'
+
+const CHROME_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36'
+const SESSION_COOKIE = /^svc_session=v1\.[\w-]{16}\.[\w-]+\.[\w-]{22}; Max-Age=28800; Expires=[^;]+ GMT; Path=\/; HttpOnly; SameSite=Lax; Secure$/
+
+let iam: Awaited<ReturnType<typeof startDevIam>>
+let gateway: RunningGateway
+
+beforeAll(async () => {
+  iam = await startDevIam({ slowMs: 11_000 })
+  gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_AUTH_CLIENT_ID: 'ORDERS_WEB' })
+})
+afterAll(async () => {
+  await gateway?.stop()
+  await iam?.close()
+})
+beforeEach(() => {
+  iam.state.scenario = 'normal'
+})
+
+function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(gateway.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+}
+
+async function login(username: string, password: string, extra: Record<string, unknown> = {}) {
+  const response = await post('/auth/login', { username, password, ...extra })
+  const setCookie = findSetCookie(response, 'svc_session')
+  return { response, body: await response.json(), cookie: setCookie ? cookiePair(setCookie) : undefined }
+}
+
+function lastIamCall(path: string) {
+  return iam.requests.filter(request => request.path === path).at(-1)!
+}
+
+async function expectError(response: Response, status: number, message: string) {
+  expect(response.status).toBe(status)
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+  expect(response.headers.get('cache-control')).toBe('no-store')
+  const body = await response.json()
+  expect(body).toMatchObject({ statusCode: status, statusMessage: message })
+  expect(findSetCookie(response, 'svc_session')).toBeUndefined()
+}
+
+describe('POST /auth/login against the development IAM', () => {
+  it('answers { user } with full roles and web permissions only, and seals svc_session', async () => {
+    const response = await post('/auth/login', { username: '  admin ', password: 'admin123' }, { 'user-agent': CHROME_UA })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    const text = await response.text()
+    expect(JSON.parse(text)).toEqual({
+      user: {
+        id: 'u-admin',
+        name: USERS.admin.fullName,
+        email: USERS.admin.email,
+        roles: ['admin'],
+        permissions: ['/orders/search', '/orders/create', '/orders/update', '/orders/delete'],
+      },
+    })
+    const setCookie = findSetCookie(response, 'svc_session')!
+    expect(setCookie).toMatch(SESSION_COOKIE)
+    expect(Buffer.byteLength(`Set-Cookie: ${setCookie}`)).toBeLessThanOrEqual(4096)
+    const maxAge = Date.parse(/Expires=([^;]+)/.exec(setCookie)![1]!) - Date.now()
+    expect(Math.abs(maxAge - 8 * 3600_000)).toBeLessThan(5_000)
+
+    const loginCall = lastIamCall('/auth/auth/login-v1')
+    const token = iam.requests.filter(r => r.path === '/iam/user/userInfo').at(-1)!.headers.authorization as string
+    expect(token).toMatch(/^dev\./)
+    expect(text).not.toContain(token)
+    expect(setCookie).not.toContain(token.slice(4, 40))
+
+    // What the IAM received: trimmed username, default application code, device fields, no authenMethod.
+    expect(loginCall.method).toBe('POST')
+    expect(loginCall.body).toMatchObject({ username: 'admin', password: 'admin123', clientId: 'ORDERS_WEB', deviceType: 'WEB', deviceName: 'Chrome on Linux' })
+    expect(loginCall.body.deviceId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(loginCall.body.deviceUuid).toBe(loginCall.body.deviceId)
+    expect(loginCall.body).not.toHaveProperty('authenMethod')
+    const device = findSetCookie(response, 'svc_device')!
+    expect(device).toMatch(new RegExp(`^svc_device=${loginCall.body.deviceId}; Max-Age=31536000; Expires=[^;]+; Path=/; HttpOnly; SameSite=Lax; Secure$`))
+
+    // user-info: the raw token in authorization, no 'Bearer', an empty body.
+    const infoCall = lastIamCall('/iam/user/userInfo')
+    expect(infoCall.method).toBe('POST')
+    expect(infoCall.headers.authorization).not.toMatch(/^Bearer /)
+    expect(infoCall.body).toBeUndefined()
+  })
+
+  it('keeps the browser device id across logins', async () => {
+    const first = await post('/auth/login', { username: 'viewer', password: 'viewer123' })
+    const device = cookiePair(findSetCookie(first, 'svc_device')!)
+    const second = await post('/auth/login', { username: 'viewer', password: 'viewer123' }, { cookie: device })
+    expect(findSetCookie(second, 'svc_device')).toBeUndefined()
+    expect(lastIamCall('/auth/auth/login-v1').body.deviceId).toBe(device.split('=')[1])
+  })
+
+  it('sends the clientId the user chose, as a string', async () => {
+    const { response } = await login('viewer', 'viewer123', { clientId: 'CRM_WEB' })
+    expect(response.status).toBe(200)
+    expect(lastIamCall('/auth/auth/login-v1').body.clientId).toBe('CRM_WEB')
+  })
+
+  it.each([
+    ['no body', ''],
+    ['bad JSON', '{"username":'],
+    ['an array', '[]'],
+    ['a string', '"admin"'],
+    ['no password', { username: 'admin' }],
+    ['a blank username', { username: '   ', password: 'x' }],
+    ['an empty password', { username: 'admin', password: '' }],
+    ['a number as password', { username: 'admin', password: 123 }],
+    ['an object as username', { username: { $ne: '' }, password: 'x' }],
+  ])('answers 400 for %s, before any IAM call', async (_name, body) => {
+    const before = iam.requests.length
+    await expectError(await post('/auth/login', body), 400, 'Thiếu tên đăng nhập hoặc mật khẩu.')
+    expect(iam.requests.length).toBe(before)
+  })
+
+  it('answers 413 for a 5 MB body, and keeps serving', async () => {
+    const big = JSON.stringify({ username: 'admin', password: 'x'.repeat(5 * 1024 * 1024) })
+    const response = await post('/auth/login', big)
+    await expectError(response, 413, 'Dữ liệu gửi lên quá lớn.')
+    const again = await login('viewer', 'viewer123')
+    expect(again.response.status).toBe(200)
+  })
+
+  it('answers 413 for a chunked body over 64 KiB', async () => {
+    const chunks = [JSON.stringify({ username: 'a', password: 'b' }).slice(0, -1), `,"pad":"${'x'.repeat(70 * 1024)}"}`]
+    const stream = new ReadableStream({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk))
+        controller.close()
+      },
+    })
+    const response = await fetch(`${gateway.url}/auth/login`, { method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit)
+    await expectError(response, 413, 'Dữ liệu gửi lên quá lớn.')
+  })
+
+  it('answers 401 with the IAM message for a wrong password, a wrong application code and a missing OTP', async () => {
+    await expectError(await post('/auth/login', { username: 'admin', password: 'nope' }), 401, 'Tên đăng nhập hoặc mật khẩu không đúng.')
+    await expectError(await post('/auth/login', { username: 'admin', password: 'admin123', clientId: 'UNKNOWN' }), 401, 'Mã ứng dụng không hợp lệ.')
+    await expectError(await post('/auth/login', { username: 'otp.app', password: 'otp123' }), 401, 'Vui lòng nhập mã OTP từ ứng dụng xác thực.')
+  })
+
+  it('answers 500 when the IAM returns no token at auth.mapping.token', async () => {
+    await expectError(await post('/auth/login', { username: 'no-token', password: 'x' }), 500, 'IAM không trả accessToken (kiểm tra auth.mapping.token).')
+  })
+
+  it('keeps the IAM status for an HTTP error without envelope', async () => {
+    await expectError(await post('/auth/login', { username: 'html-error', password: 'x' }), 500, 'IAM trả lỗi HTTP 500.')
+    await expectError(await post('/auth/login', { username: 'http-503', password: 'x' }), 503, 'IAM trả lỗi HTTP 503.')
+  })
+
+  it('answers 504 after 10 seconds when the IAM stalls, and keeps serving', async () => {
+    const started = Date.now()
+    await expectError(await post('/auth/login', { username: 'slow', password: 'x' }), 504, 'IAM không phản hồi sau 10 giây.')
+    const elapsed = Date.now() - started
+    expect(elapsed).toBeGreaterThanOrEqual(9_900)
+    expect(elapsed).toBeLessThan(10_900)
+    expect((await login('viewer', 'viewer123')).response.status).toBe(200)
+  }, 20_000)
+})
+
+describe('OTP', () => {
+  it('messenger: send, then log in with the code and transactionId; the IAM gets authenMethod MESSENGER', async () => {
+    await expectError(await post('/auth/login', { username: 'otp.sms', password: 'otp123' }), 401, 'Vui lòng gửi và nhập mã OTP qua tin nhắn.')
+    const sent = await post('/auth/otp/send', { username: ' otp.sms ', password: 'otp123' })
+    expect(sent.status).toBe(200)
+    expect(sent.headers.get('cache-control')).toBe('no-store')
+    const { transactionId } = await sent.json()
+    expect(transactionId).toMatch(/^tx-/)
+    const sendCall = lastIamCall('/auth/auth/login/request')
+    expect(sendCall.body).toMatchObject({ username: 'otp.sms', password: 'otp123', clientId: 'ORDERS_WEB', authenMethod: 'MESSENGER', deviceType: 'WEB' })
+
+    await expectError(await post('/auth/login', { username: 'otp.sms', password: 'otp123', method: 'messenger', otp: '000000', transactionId }), 401, 'Mã OTP không đúng.')
+    const { response, body } = await login('otp.sms', 'otp123', { method: 'messenger', otp: 246810, transactionId })
+    expect(response.status).toBe(200)
+    expect(body.user.id).toBe('u-otp.sms')
+    expect(lastIamCall('/auth/auth/login-v1').body).toMatchObject({ authenMethod: 'MESSENGER', otp: '246810', transactionId })
+  })
+
+  it('authenticator: the code goes straight to login with authenMethod AUTHENTICATOR', async () => {
+    const { response } = await login('otp.app', 'otp123', { method: 'authenticator', otp: '135790' })
+    expect(response.status).toBe(200)
+    expect(lastIamCall('/auth/auth/login-v1').body).toMatchObject({ authenMethod: 'AUTHENTICATOR', otp: '135790' })
+  })
+
+  it('otp/send: 400 for missing fields, 401 with the IAM message on refusal', async () => {
+    await expectError(await post('/auth/otp/send', { username: 'otp.sms' }), 400, 'Thiếu tên đăng nhập hoặc mật khẩu.')
+    await expectError(await post('/auth/otp/send', { username: 'otp.sms', password: 'bad' }), 401, 'Tên đăng nhập hoặc mật khẩu không đúng.')
+  })
+})
+
+describe('GET /auth/session', () => {
+  it('gives user: null without a cookie, or with a malformed, tampered or foreign one', async () => {
+    const { cookie } = await login('viewer', 'viewer123')
+    const value = cookie!.split('=')[1]!
+    const tampered = value.slice(0, -3) + (value.endsWith('A') ? 'B' : 'A') + value.slice(-2)
+    for (const header of [undefined, 'svc_session=', 'svc_session=garbage', `svc_session=${tampered}`, 'svc_session=v1.a.b.c', `other=${value}`]) {
+      const response = await fetch(`${gateway.url}/auth/session`, { headers: header ? { cookie: header } : {} })
+      expect(response.status).toBe(200)
+      expect(response.headers.get('cache-control')).toBe('no-store')
+      expect(await response.json()).toEqual({ user: null })
+    }
+  })
+
+  it('re-reads the user from the IAM with the raw token, leaving the cookie untouched', async () => {
+    const { cookie } = await login('sale', 'sale123')
+    const before = iam.requests.length
+    const response = await fetch(`${gateway.url}/auth/session`, { headers: { cookie: cookie! } })
+    expect(await response.json()).toEqual({
+      user: { id: 'u-sale', name: USERS.sale.fullName, email: USERS.sale.email, roles: ['sale'], permissions: ['/orders/search', '/orders/create'] },
+    })
+    expect(response.headers.getSetCookie()).toEqual([])
+    const calls = iam.requests.slice(before)
+    expect(calls.map(call => call.path)).toEqual(['/iam/user/userInfo'])
+    expect(calls[0]!.headers.authorization).toMatch(/^dev\./)
+  })
+
+  it('gives user: null when the IAM refuses the token, and does not clear the cookie', async () => {
+    const { cookie } = await login('viewer', 'viewer123')
+    iam.state.scenario = 'refuse-user-info'
+    const response = await fetch(`${gateway.url}/auth/session`, { headers: { cookie: cookie! } })
+    expect(await response.json()).toEqual({ user: null })
+    expect(response.headers.getSetCookie()).toEqual([])
+  })
+
+  it('gives user: null without calling the IAM once expiresAt has passed', async () => {
+    const { cookie, response } = await login('short-lived', 'short123')
+    expect(response.status).toBe(200)
+    await new Promise(resolve => setTimeout(resolve, 2_100))
+    const before = iam.requests.length
+    const session = await fetch(`${gateway.url}/auth/session`, { headers: { cookie: cookie! } })
+    expect(await session.json()).toEqual({ user: null })
+    expect(iam.requests.length).toBe(before)
+  })
+
+  it('answers a user with many permissions in full, while the cookie stays within 4 KB', async () => {
+    const { response, body, cookie } = await login('power', 'power123')
+    expect(response.status).toBe(200)
+    expect(body.user.permissions).toHaveLength(123)
+    expect(body.user.roles).toHaveLength(12)
+    expect(Buffer.byteLength(`Set-Cookie: ${findSetCookie(response, 'svc_session')}`)).toBeLessThanOrEqual(4096)
+    const session = await (await fetch(`${gateway.url}/auth/session`, { headers: { cookie: cookie! } })).json()
+    expect(session.user.permissions).toHaveLength(123)
+  })
+})
+
+describe('GET /auth/clients', () => {
+  it('lists only complete entries, asking the IAM with status=1', async () => {
+    const response = await fetch(`${gateway.url}/auth/clients`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(await response.json()).toEqual({
+      clients: CLIENTS.filter(c => c.id && c.code && c.name).map(c => ({ id: String(c.id), code: c.code, name: c.name })),
+    })
+    const call = lastIamCall('/iam/client/findAll')
+    expect(call.method).toBe('GET')
+    expect(call.query).toEqual({ status: '1' })
+  })
+
+  it('gives an empty list when the IAM refuses', async () => {
+    iam.state.scenario = 'refuse-clients'
+    expect(await (await fetch(`${gateway.url}/auth/clients`)).json()).toEqual({ clients: [] })
+  })
+})
+
+describe('GET /auth/logout', () => {
+  it('removes the cookie and redirects to an internal path', async () => {
+    const response = await fetch(`${gateway.url}/auth/logout?redirect=${encodeURIComponent('/orders?page=2')}`, { redirect: 'manual' })
+    expect(response.status).toBe(302)
+    expect(response.headers.get('location')).toBe('/orders?page=2')
+    expect(response.headers.get('cache-control')).toBe('no-store')
+    expect(findSetCookie(response, 'svc_session')).toMatch(/^svc_session=; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Path=\/; HttpOnly; SameSite=Lax; Secure$/)
+  })
+
+  it('defaults to /', async () => {
+    const response = await fetch(`${gateway.url}/auth/logout`, { redirect: 'manual' })
+    expect(response.headers.get('location')).toBe('/')
+  })
+
+  it.each(['//evil.com', '/\\evil.com', 'https://evil.com', '/%09/evil.com', 'javascript:alert(1)', '/\t/evil.com', '\\\\evil.com'])(
+    'sends %j to / (or keeps it on our origin)', async (redirect) => {
+      const response = await fetch(`${gateway.url}/auth/logout?redirect=${encodeURIComponent(redirect)}`, { redirect: 'manual' })
+      const location = response.headers.get('location')!
+      expect(new URL(location, gateway.url).origin).toBe(gateway.url)
+    })
+})
