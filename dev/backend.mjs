@@ -66,7 +66,7 @@ export async function startSampleBackend(options) {
 
     const chunks = []
     for await (const chunk of req) chunks.push(chunk)
-    let body = {}
+    let body
     try {
       body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {}
     }

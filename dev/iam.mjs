@@ -76,9 +76,6 @@ export const USERS = {
   },
 }
 
-/** Usernames that trigger a failure of the login call whatever the password. */
-const FAILING_USERS = new Set(['slow', 'html-error', 'no-token', 'http-503'])
-
 export const CLIENTS = [
   { id: 1, code: 'ORDERS_WEB', name: 'Quản lý đơn hàng', status: 1 },
   { id: 2, code: 'CRM_WEB', name: 'Chăm sóc khách hàng', status: 1 },

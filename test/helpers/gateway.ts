@@ -40,8 +40,11 @@ export async function startGateway(env: Record<string, string>): Promise<Running
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  child.stdout!.on('data', (chunk) => { output += chunk })
-  child.stderr!.on('data', (chunk) => { output += chunk })
+  const collect = (chunk: Buffer) => {
+    output += chunk
+  }
+  child.stdout!.on('data', collect)
+  child.stderr!.on('data', collect)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 20_000
   for (;;) {
@@ -76,8 +79,11 @@ export function runGatewayToExit(env: Record<string, string>, timeoutMs = 10_000
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
-    child.stdout.on('data', (chunk) => { output += chunk })
-    child.stderr.on('data', (chunk) => { output += chunk })
+    const collect = (chunk: Buffer) => {
+      output += chunk
+    }
+    child.stdout.on('data', collect)
+    child.stderr.on('data', collect)
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
     child.once('exit', (code) => {
       clearTimeout(timer)
