@@ -3,7 +3,7 @@
  * Development IAM: a real HTTP server speaking the contract's IAM envelope { code, message, body } and its default
  * response shape on the four endpoints. Used by `npm run demo` and by the integration and browser tests.
  *
- * Accounts (password in brackets): see USERS below. Failure scenarios: per username (slow, html-error, no-token,
+ * Accounts: see USERS below. Failure scenarios: per username on login (slow, html-error, http-503, no-token,
  * short-lived) or for every call with `iam.scenario` / POST /__dev/scenario?name=...
  */
 import { randomBytes, randomUUID } from 'node:crypto'

@@ -1,4 +1,5 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
+import { ConfigError } from '../core/config'
 import { useGatewayConfig } from '../utils/gateway-config'
 
 /**
@@ -6,5 +7,12 @@ import { useGatewayConfig } from '../utils/gateway-config'
  * value) stops the production server with a message naming the variable.
  */
 export default defineNitroPlugin(() => {
-  useGatewayConfig()
+  try {
+    useGatewayConfig()
+  }
+  catch (error) {
+    if (!(error instanceof ConfigError) || import.meta.dev) throw error
+    console.error(`[svc-auth-gateway] cấu hình không hợp lệ: ${error.message}`)
+    process.exit(1)
+  }
 })

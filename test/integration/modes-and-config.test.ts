@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startDevIam } from '../../dev/iam.mjs'
+import { deriveSealKeys, unsealSession } from '../../server/core/seal'
+import { cookiePair, findSetCookie, freePort, runGatewayToExit, startGateway, TEST_SECRET, type RunningGateway } from '../helpers/gateway'
+
+const MOCK_USER = {
+  id: 'mock-user',
+  name: 'Người dùng alice',
+  email: 'alice@mock.local',
+  roles: ['admin'],
+  permissions: ['/orders/search', '/orders/create', '/orders/update'],
+}
+
+let iam: Awaited<ReturnType<typeof startDevIam>>
+const running: RunningGateway[] = []
+
+async function gatewayWith(env: Record<string, string>) {
+  const gateway = await startGateway(env)
+  running.push(gateway)
+  return gateway
+}
+
+function post(gateway: RunningGateway, path: string, body: unknown) {
+  return fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+}
+
+beforeAll(async () => {
+  iam = await startDevIam()
+})
+afterAll(async () => {
+  await Promise.all(running.map(gateway => gateway.stop()))
+  await iam?.close()
+})
+
+describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
+  let mock: RunningGateway
+  beforeAll(async () => {
+    mock = await gatewayWith({ APP_AUTH_MOCK: 'true' })
+  })
+
+  it('accepts any account and answers the mock user; the cookie holds the whole user and no token', async () => {
+    const response = await post(mock, '/auth/login', { username: ' alice ', password: 'anything' })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ user: MOCK_USER })
+    const cookie = findSetCookie(response, 'svc_session')!
+    const payload = unsealSession(cookiePair(cookie).split('=')[1], deriveSealKeys([TEST_SECRET], true))
+    expect(payload?.user).toEqual(MOCK_USER)
+    expect(payload).not.toHaveProperty('accessToken')
+    expect(unsealSession(cookiePair(cookie).split('=')[1], deriveSealKeys([TEST_SECRET], false))).toBeNull()
+
+    const session = await fetch(`${mock.url}/auth/session`, { headers: { cookie: cookiePair(cookie) } })
+    expect(await session.json()).toEqual({ user: MOCK_USER })
+  })
+
+  it('still validates first: 400 without a password', async () => {
+    const response = await post(mock, '/auth/login', { username: 'alice' })
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ statusCode: 400, statusMessage: 'Thiếu tên đăng nhập hoặc mật khẩu.' })
+  })
+
+  it('lists the two sample applications and sends OTP as mock-transaction', async () => {
+    expect(await (await fetch(`${mock.url}/auth/clients`)).json()).toEqual({
+      clients: [
+        { id: 'mock-1', code: 'MOCK_APP_1', name: 'Ứng dụng mẫu 1' },
+        { id: 'mock-2', code: 'MOCK_APP_2', name: 'Ứng dụng mẫu 2' },
+      ],
+    })
+    expect(await (await post(mock, '/auth/otp/send', { username: 'a', password: 'b' })).json()).toEqual({ transactionId: 'mock-transaction' })
+  })
+
+  it('answers 500 on /api/** without APP_API_PROXY_TARGET, with the contract message as JSON whatever Accept says', async () => {
+    const response = await fetch(`${mock.url}/api/orders`, { headers: { accept: 'text/html' } })
+    expect(response.status).toBe(500)
+    expect(response.statusText).toBe('Internal Server Error')
+    expect(await response.json()).toMatchObject({ statusCode: 500, statusMessage: 'apiProxyTarget chưa cấu hình.' })
+  })
+
+  it('accepts APP_AUTH_MOCK=1 as well; a mock cookie is no session for a real gateway sharing the secret', async () => {
+    const numeric = await gatewayWith({ APP_AUTH_MOCK: '1' })
+    const response = await post(numeric, '/auth/login', { username: 'alice', password: 'x' })
+    expect(response.status).toBe(200)
+    const cookie = cookiePair(findSetCookie(response, 'svc_session')!)
+    const real = await gatewayWith({ APP_AUTH_BASE_URL: iam.url })
+    expect(await (await fetch(`${real.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null })
+  })
+})
+
+describe('configuration read at start', () => {
+  it('answers the contract 500 on IAM routes when APP_AUTH_BASE_URL is missing and mock is off', async () => {
+    const gateway = await gatewayWith({})
+    for (const [path, body] of [['/auth/login', { username: 'a', password: 'b' }], ['/auth/otp/send', { username: 'a', password: 'b' }]] as const) {
+      const response = await post(gateway, path, body)
+      expect(response.status).toBe(500)
+      expect(await response.json()).toMatchObject({ statusCode: 500, statusMessage: 'auth.baseURL chưa cấu hình (APP_AUTH_BASE_URL).' })
+    }
+    const clients = await fetch(`${gateway.url}/auth/clients`)
+    expect(clients.status).toBe(500)
+    expect(await clients.json()).toMatchObject({ statusMessage: 'auth.baseURL chưa cấu hình (APP_AUTH_BASE_URL).' })
+    expect(await (await fetch(`${gateway.url}/auth/session`)).json()).toEqual({ user: null })
+  })
+
+  it('follows the endpoint, mapping and OTP-method variables', async () => {
+    const gateway = await gatewayWith({
+      APP_AUTH_BASE_URL: iam.url,
+      APP_AUTH_ENDPOINTS_OTP_SEND: '',
+      APP_AUTH_ENDPOINTS_CLIENTS: '',
+      APP_AUTH_MAPPING_PERMISSION_TYPE: '',
+      APP_AUTH_AUTHEN_METHOD_AUTHENTICATOR: 'TOTP',
+    })
+    const otp = await post(gateway, '/auth/otp/send', { username: 'otp.sms', password: 'otp123' })
+    expect(otp.status).toBe(400)
+    expect(await otp.json()).toMatchObject({ statusCode: 400, statusMessage: 'Chưa cấu hình gửi OTP (auth.endpoints.otpSend).' })
+    expect(await (await fetch(`${gateway.url}/auth/clients`)).json()).toEqual({ clients: [] })
+
+    const login = await post(gateway, '/auth/login', { username: 'admin', password: 'admin123' })
+    expect((await login.json()).user.permissions).toEqual(['/orders/search', '/orders/create', '/orders/update', '/orders/delete', '/jobs/sync'])
+
+    await post(gateway, '/auth/login', { username: 'otp.app', password: 'otp123', method: 'authenticator', otp: '1' })
+    expect(iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!.body.authenMethod).toBe('TOTP')
+  })
+
+  it('answers 502 when the IAM cannot be reached', async () => {
+    const gateway = await gatewayWith({ APP_AUTH_BASE_URL: `http://127.0.0.1:${await freePort()}` })
+    const response = await post(gateway, '/auth/login', { username: 'a', password: 'b' })
+    expect(response.status).toBe(502)
+    expect(await response.json()).toMatchObject({ statusCode: 502, statusMessage: 'Không kết nối được IAM.' })
+    expect(await (await fetch(`${gateway.url}/auth/clients`)).json()).toEqual({ clients: [] })
+  })
+
+  it('accepts cookies sealed with a previous secret after rotation', async () => {
+    const before = await gatewayWith({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 'first-secret-0123456789abcdef0123456789' })
+    const cookie = cookiePair(findSetCookie(await post(before, '/auth/login', { username: 'alice', password: 'x' }), 'svc_session')!)
+    const after = await gatewayWith({
+      APP_AUTH_MOCK: 'true',
+      APP_SESSION_SECRET: 'second-secret-0123456789abcdef012345678',
+      APP_SESSION_SECRET_PREVIOUS: 'first-secret-0123456789abcdef0123456789',
+    })
+    expect(await (await fetch(`${after.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: MOCK_USER })
+    const stranger = await gatewayWith({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 'second-secret-0123456789abcdef012345678' })
+    expect(await (await fetch(`${stranger.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null })
+  })
+
+  it.each([
+    [{ APP_SESSION_SECRET: '' }, /APP_SESSION_SECRET/],
+    [{ APP_SESSION_SECRET: 'too-short' }, /APP_SESSION_SECRET.*32/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'maybe' }, /APP_AUTH_MOCK/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_BASE_URL: 'iam.local' }, /APP_AUTH_BASE_URL/],
+  ])('refuses to start with %j, naming the variable', async (env, message) => {
+    const { code, output } = await runGatewayToExit(env)
+    expect(code).not.toBe(0)
+    expect(output).toMatch(message)
+    expect(output).not.toMatch(/at .*\.mjs/)
+  })
+})
