@@ -1,0 +1,18 @@
+import { decideRoute, FORBIDDEN_MESSAGE } from '../../shared/guard'
+import { useAuthUser } from '../composables/useAuth'
+
+/**
+ * Every page needs a session unless its meta says `auth: false`; meta `permissions` needs all of them, else the
+ * 403 error page. Client-side gating tidies the UI only: the backend checks every request.
+ */
+export default defineNuxtRouteMiddleware((to) => {
+  const decision = decideRoute(
+    { path: to.path, fullPath: to.fullPath, meta: { auth: to.meta.auth, permissions: to.meta.permissions }, redirectQuery: to.query.redirect },
+    useAuthUser().value,
+  )
+  if (decision.action === 'login') return navigateTo(decision.to)
+  if (decision.action === 'redirect') return navigateTo(decision.to, { replace: true })
+  if (decision.action === 'forbidden') {
+    return abortNavigation(createError({ statusCode: 403, statusMessage: 'Forbidden', message: FORBIDDEN_MESSAGE, data: { message: FORBIDDEN_MESSAGE }, fatal: true }))
+  }
+})
