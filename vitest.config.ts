@@ -1,9 +1,20 @@
+import { fileURLToPath } from 'node:url'
+import { defineVitestProject } from '@nuxt/test-utils/config'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
+      // Composables, directive and component inside the playground app (happy-dom).
+      await defineVitestProject({
+        test: {
+          name: 'nuxt',
+          include: ['test/nuxt/**/*.test.ts'],
+          environment: 'nuxt',
+          environmentOptions: { nuxt: { rootDir: fileURLToPath(new URL('./playground', import.meta.url)), domEnvironment: 'happy-dom' } },
+        },
+      }),
       {
         test: {
           name: 'integration',
@@ -12,6 +23,16 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // 2 cores: the built gateway, the dev IAM and the backends of one file at a time.
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
           fileParallelism: false,
         },
       },
