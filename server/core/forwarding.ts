@@ -78,7 +78,9 @@ export interface ClientInfo {
  * The client as seen through `trustProxy` reverse proxies: the Nth address from the right of X-Forwarded-For
  * (the leftmost when there are fewer), and X-Forwarded-Host/-Proto believed. Without trust: the socket.
  */
-export function clientInfo(headers: IncomingHttpHeaders, socketIp: string, encrypted: boolean, trustProxy: number): ClientInfo {
+export function clientInfo(headers: IncomingHttpHeaders, socketAddress: string, encrypted: boolean, trustProxy: number): ClientInfo {
+  // A dual-stack socket reports IPv4 clients as '::ffff:a.b.c.d'.
+  const socketIp = socketAddress.startsWith('::ffff:') && socketAddress.includes('.') ? socketAddress.slice(7) : socketAddress
   const direct = { ip: socketIp, forwardedFor: socketIp, proto: encrypted ? 'https' : 'http', host: headers.host ?? '' }
   if (trustProxy <= 0) return direct
   const chain = String(headers['x-forwarded-for'] ?? '').split(',').map(part => part.trim()).filter(Boolean)

@@ -1,10 +1,11 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { ConfigError } from '../core/config'
 import { useGatewayConfig } from '../utils/gateway-config'
+import { startLoginLimits } from '../utils/login-limits'
 
 /**
  * Reads and checks the whole configuration at start: a missing or short APP_SESSION_SECRET (or any invalid APP_*
- * value) stops the production server with a message naming the variable.
+ * value) stops the production server with a message naming the variable. Then the brute-force counters start.
  */
 export default defineNitroPlugin(() => {
   try {
@@ -15,4 +16,5 @@ export default defineNitroPlugin(() => {
     console.error(`[svc-auth-gateway] cấu hình không hợp lệ: ${error.message}`)
     process.exit(1)
   }
+  void startLoginLimits()
 })

@@ -64,7 +64,7 @@ export async function startGateway(env: Record<string, string>): Promise<Running
     output: () => output,
     process: child,
     stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve()
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
       child.once('exit', () => resolve())
       child.kill('SIGTERM')
     }),

@@ -79,3 +79,10 @@ describe('clientInfo', () => {
     expect(clientInfo({ host: 'h' }, '9.9.9.9', true, 1)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'https', host: 'h' })
   })
 })
+
+describe('clientInfo on a dual-stack socket', () => {
+  it('reports IPv4 clients without the ::ffff: prefix', () => {
+    expect(clientInfo({}, '::ffff:10.1.2.3', false, 0).ip).toBe('10.1.2.3')
+    expect(clientInfo({}, '::1', false, 0).ip).toBe('::1')
+  })
+})

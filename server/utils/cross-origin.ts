@@ -1,0 +1,28 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { TLSSocket } from 'node:tls'
+import { clientInfo } from '../core/forwarding'
+import { isSameOriginRequest } from '../core/origin-check'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError, sendGatewayError } from './gateway-error'
+
+export const CROSS_ORIGIN_MESSAGE = 'Yêu cầu khác nguồn gốc bị từ chối.'
+
+/** Whether a raw URL is under /auth/ or /api (the gateway's own paths). */
+export function isGatewayPath(url: string): boolean {
+  return url.startsWith('/auth/') || url === '/api' || url.startsWith('/api/') || url.startsWith('/api?')
+}
+
+/** Answers 403 and returns true when an unsafe request comes from another origin. */
+export function refuseCrossOrigin(req: IncomingMessage, res: ServerResponse): boolean {
+  const { trustProxy, trustedOrigins } = useGatewayConfig().config
+  const site = req.headers['sec-fetch-site']
+  const allowed = isSameOriginRequest({
+    method: req.method ?? 'GET',
+    secFetchSite: typeof site === 'string' ? site : undefined,
+    origin: req.headers.origin,
+    host: clientInfo(req.headers, '', !!(req.socket as TLSSocket).encrypted, trustProxy).host,
+    trustedOrigins,
+  })
+  if (!allowed) sendGatewayError(res, new GatewayError(403, CROSS_ORIGIN_MESSAGE))
+  return !allowed
+}

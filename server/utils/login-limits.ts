@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto'
+import type { H3Event } from 'h3'
+import type { TLSSocket } from 'node:tls'
+import { clientInfo } from '../core/forwarding'
+import { MemoryRateLimitStore, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/rate-limit'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError } from './gateway-error'
+import { IamRefusal } from './iam-client'
+import { connectRateLimitRedis, RedisRateLimitStore } from './redis-rate-limit'
+
+let store: RateLimitStore | undefined
+
+/** Creates the counters once at start: in Redis when APP_REDIS_URL is set, else in memory. */
+export async function startLoginLimits(): Promise<void> {
+  const { redisUrl } = useGatewayConfig().config
+  store = redisUrl ? new RedisRateLimitStore(await connectRateLimitRedis(redisUrl)) : new MemoryRateLimitStore()
+}
+
+function useStore(): RateLimitStore {
+  store ??= new MemoryRateLimitStore()
+  return store
+}
+
+/** The client address, through APP_TRUST_PROXY reverse proxies. */
+export function clientAddress(event: H3Event): string {
+  const req = event.node.req
+  return clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy).ip
+}
+
+export type AttemptOutcome = 'accepted' | 'refused' | 'other'
+
+export interface AttemptTicket {
+  /** Ends the attempt: a refusal keeps its place; anything else gives it back; an accepted login clears (IP, user). */
+  finish(outcome: AttemptOutcome, clearUser?: boolean): Promise<void>
+}
+
+/**
+ * Reserves one attempt for (client IP, username) and for the client IP before any IAM call; over a limit: 429 with
+ * Retry-After. Only IAM refusals end up counted.
+ */
+export async function reserveAttempt(event: H3Event, username: string): Promise<AttemptTicket> {
+  const { perUser, perIp, windowSeconds } = useGatewayConfig().config.rateLimit
+  const ip = clientAddress(event)
+  const userHash = createHash('sha256').update(username.normalize('NFKC').toLowerCase()).digest('base64url').slice(0, 22)
+  const userKey = `svc:rl:u:${ip}:${userHash}`
+  const ipKey = `svc:rl:ip:${ip}`
+  const entries: LimitEntry[] = [{ key: userKey, limit: perUser }, { key: ipKey, limit: perIp }]
+  const result = await useStore().reserve(entries, windowSeconds * 1000)
+  if (!result.ok) {
+    const seconds = retryAfterSeconds(result.retryAfterMs)
+    throw new GatewayError(429, `Bạn đã thử quá nhiều lần. Vui lòng thử lại sau ${seconds} giây.`, { 'retry-after': String(seconds) })
+  }
+  const reserved = entries.filter(entry => entry.limit > 0).map(entry => entry.key)
+  return {
+    async finish(outcome, clearUser = false) {
+      if (outcome === 'refused') return
+      await useStore().release(reserved)
+      if (outcome === 'accepted' && clearUser && perUser > 0) await useStore().clear(userKey)
+    },
+  }
+}
+
+/**
+ * Runs one IAM attempt under the brute-force limits: reserved before the call, kept only when the IAM refused
+ * (envelope, HTTP 401/403). `clearUser`: an accepted attempt clears the (IP, username) count (login does, OTP send not).
+ */
+export async function limitAttempt<T>(event: H3Event, username: string, clearUser: boolean, run: () => Promise<T>): Promise<T> {
+  const ticket = await reserveAttempt(event, username)
+  let result: T
+  try {
+    result = await run()
+  }
+  catch (error) {
+    await ticket.finish(error instanceof IamRefusal ? 'refused' : 'other')
+    throw error
+  }
+  await ticket.finish('accepted', clearUser)
+  return result
+}

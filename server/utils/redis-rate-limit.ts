@@ -1,0 +1,108 @@
+import type { Redis } from 'ioredis'
+import { MemoryRateLimitStore, type LimitEntry, type RateLimitStore, type ReserveResult } from '../core/rate-limit'
+
+/** A Redis call may cost a request at most this long; then the local counters serve. */
+const REDIS_BUDGET_MS = 500
+const LOG_EVERY_MS = 60_000
+
+/**
+ * Increments every key (expiry set on creation); when one is over its limit, undoes all and returns the longest
+ * remaining window in ms, else 0. One round trip, atomic.
+ */
+const RESERVE_SCRIPT = `
+local window = tonumber(ARGV[1])
+local counts = {}
+for i, key in ipairs(KEYS) do
+  counts[i] = redis.call('INCR', key)
+  if counts[i] == 1 then redis.call('PEXPIRE', key, window) end
+end
+local wait = 0
+for i, key in ipairs(KEYS) do
+  if counts[i] > tonumber(ARGV[i + 1]) then
+    local ttl = redis.call('PTTL', key)
+    if ttl < 0 then ttl = window end
+    if ttl > wait then wait = ttl end
+  end
+end
+if wait > 0 then
+  for i, key in ipairs(KEYS) do redis.call('DECR', key) end
+end
+return wait`
+
+const RELEASE_SCRIPT = `
+for i, key in ipairs(KEYS) do
+  local count = tonumber(redis.call('GET', key) or '0')
+  if count > 0 then redis.call('DECR', key) end
+end
+return 0`
+
+/**
+ * Counters in Redis, shared by every gateway instance. Redis down or slow: each call falls back to local counters
+ * after at most ~0.5 s (no offline queue), and the outage is logged at most once a minute.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private lastLog = 0
+
+  constructor(private readonly redis: Redis, private readonly local = new MemoryRateLimitStore()) {
+    redis.on('error', error => this.warn(error))
+  }
+
+  private warn(error: unknown): void {
+    const now = Date.now()
+    if (now - this.lastLog < LOG_EVERY_MS) return
+    this.lastLog = now
+    console.warn(`[svc-auth-gateway] Redis không dùng được (${error instanceof Error ? error.message : String(error)}): dùng bộ đếm cục bộ.`)
+  }
+
+  /** Runs a Redis call within the budget; undefined when it failed (already logged). */
+  private async attempt<T>(call: () => Promise<T>): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined
+    try {
+      return await Promise.race([
+        call(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`quá ${REDIS_BUDGET_MS} ms`)), REDIS_BUDGET_MS)
+        }),
+      ])
+    }
+    catch (error) {
+      this.warn(error)
+      return undefined
+    }
+    finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async reserve(entries: readonly LimitEntry[], windowMs: number): Promise<ReserveResult> {
+    const active = entries.filter(entry => entry.limit > 0)
+    if (!active.length) return { ok: true }
+    const wait = await this.attempt(() => this.redis.eval(RESERVE_SCRIPT, active.length, ...active.map(e => e.key), windowMs, ...active.map(e => e.limit)) as Promise<number>)
+    if (wait === undefined) return this.local.reserve(entries, windowMs)
+    return wait > 0 ? { ok: false, retryAfterMs: Number(wait) } : { ok: true }
+  }
+
+  async release(keys: readonly string[]): Promise<void> {
+    if (!keys.length) return
+    const done = await this.attempt(() => this.redis.eval(RELEASE_SCRIPT, keys.length, ...keys))
+    if (done === undefined) await this.local.release(keys)
+  }
+
+  async clear(key: string): Promise<void> {
+    const done = await this.attempt(() => this.redis.del(key))
+    if (done === undefined) await this.local.clear(key)
+  }
+}
+
+/** A Redis connection made for the limiter: no offline queue, short command timeout, no retry storms. */
+export async function connectRateLimitRedis(url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis')
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    commandTimeout: REDIS_BUDGET_MS,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: times => Math.min(times * 200, 5_000),
+    lazyConnect: false,
+  })
+}

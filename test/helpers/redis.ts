@@ -1,0 +1,30 @@
+import { spawn } from 'node:child_process'
+import { connect } from 'node:net'
+import { freePort } from './gateway'
+
+/** A real redis-server (Debian package) on a free loopback port, without persistence. */
+export async function startRedis() {
+  const port = await freePort()
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end()
+        resolve(true)
+      })
+      socket.on('error', () => resolve(false))
+    })
+    if (up) break
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error('redis-server did not start (is the Debian package installed?)')
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
+      child.once('exit', () => resolve())
+      child.kill('SIGKILL')
+    }),
+  }
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest'
+import { isSameOriginRequest, type OriginFacts } from '../../server/core/origin-check'
+
+const base: OriginFacts = { method: 'POST', host: 'gw.example', trustedOrigins: ['https://partner.example'] }
+const check = (facts: Partial<OriginFacts>) => isSameOriginRequest({ ...base, ...facts })
+
+describe('isSameOriginRequest (Go http.CrossOriginProtection)', () => {
+  it.each(['GET', 'HEAD', 'OPTIONS', 'get'])('lets the safe method %s through whatever the headers', (method) => {
+    expect(check({ method, secFetchSite: 'cross-site', origin: 'https://evil.example' })).toBe(true)
+  })
+
+  describe('with Sec-Fetch-Site', () => {
+    it.each([
+      ['same-origin', undefined, true],
+      ['none', undefined, true],
+      ['same-origin', 'https://evil.example', true],
+      ['same-site', 'https://sub.gw.example', false],
+      ['cross-site', 'https://evil.example', false],
+      ['cross-site', undefined, false],
+      ['cross-site', 'https://partner.example', true],
+      ['same-site', 'https://PARTNER.example/', true],
+      ['weird-value', 'https://gw.example', false],
+    ])('%s with Origin %s -> %s', (secFetchSite, origin, expected) => {
+      expect(check({ secFetchSite, origin })).toBe(expected)
+    })
+  })
+
+  describe('without Sec-Fetch-Site (older browsers, curl)', () => {
+    it.each([
+      [undefined, 'gw.example', true],
+      ['https://gw.example', 'gw.example', true],
+      ['http://gw.example', 'gw.example', true],
+      ['https://gw.example:8443', 'gw.example:8443', true],
+      ['https://gw.example:8443', 'gw.example', false],
+      ['https://gw.example', 'gw.example:443', true],
+      ['http://127.0.0.1:3000', '127.0.0.1:3000', true],
+      ['http://127.0.0.1:3001', '127.0.0.1:3000', false],
+      ['https://GW.example', 'gw.EXAMPLE', true],
+      ['https://evil.example', 'gw.example', false],
+      ['null', 'gw.example', false],
+      ['https://partner.example', 'gw.example', true],
+      ['javascript:alert(1)', 'gw.example', false],
+    ])('Origin %s to Host %s -> %s', (origin, host, expected) => {
+      expect(check({ origin, host })).toBe(expected)
+    })
+  })
+
+  it.each(['PUT', 'PATCH', 'DELETE', 'POST'])('applies to %s', (method) => {
+    expect(check({ method, secFetchSite: 'cross-site' })).toBe(false)
+  })
+})
