@@ -4,7 +4,10 @@ import { MemoryRateLimitStore, retryAfterSeconds } from '../../server/core/rate-
 function clockedStore(maxKeys = 1000) {
   let time = 1_000_000
   const store = new MemoryRateLimitStore(maxKeys, () => time)
-  return { store, advance: (ms: number) => { time += ms } }
+  const advance = (ms: number) => {
+    time += ms
+  }
+  return { store, advance }
 }
 
 const user = { key: 'u', limit: 3 }
