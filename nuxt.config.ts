@@ -1,3 +1,9 @@
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The layer's own /api/** catch-all (the proxy); every other route under /api belongs to the app and wins. */
+const PROXY_ROUTE_FILE = join(dirname(fileURLToPath(import.meta.url)), 'server/routes/api/[...path].ts')
+
 /**
  * svc-auth-gateway: a Nuxt layer. Every key below can be overridden at start by an APP_* variable
  * (nitro.envPrefix 'APP_': auth.baseURL <- APP_AUTH_BASE_URL). Values are coerced and checked in server/core/config.ts.
@@ -75,4 +81,15 @@ export default defineNuxtConfig({
     redisUrl: '',
   },
   compatibilityDate: '2026-01-01',
+  hooks: {
+    // The fast path for /api/** (server/plugins/api-fast-path.ts) needs the app's own /api routes, known at build time.
+    'nitro:init'(nitro) {
+      nitro.options.virtual['#svc-gateway/app-api-routes'] = () => {
+        const routes = [...nitro.scannedHandlers, ...nitro.options.handlers]
+          .filter(handler => handler.route?.startsWith('/api') && handler.handler !== PROXY_ROUTE_FILE)
+          .map(handler => handler.route!)
+        return `export default ${JSON.stringify([...new Set(routes)])}`
+      }
+    },
+  },
 })

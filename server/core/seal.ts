@@ -80,7 +80,9 @@ export function unsealSession(value: string | undefined, sealKeys: SealKeys, now
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
       decipher.setAuthTag(tag)
-      text = Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8')
+      const plain = decipher.update(ciphertext)
+      decipher.final() // throws when the tag does not match; GCM returns no more bytes
+      text = plain.toString('utf8')
     }
     catch {
       continue

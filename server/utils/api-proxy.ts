@@ -5,7 +5,7 @@ import { Agent, type Dispatcher } from 'undici'
 import { backendPath } from '../core/api-path'
 import { readCookie, SESSION_COOKIE } from '../core/cookie'
 import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
-import { liveToken, unsealSession } from '../core/seal'
+import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
 
@@ -35,7 +35,7 @@ function hasBody(req: IncomingMessage): boolean {
  * client has gone; never rejects (errors are written as the contract's JSON).
  */
 export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, requestId?: string): Promise<void> {
-  const { config, sealKeys } = useGatewayConfig()
+  const { config, sessions } = useGatewayConfig()
   const id = requestId ?? acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
   res.setHeader('x-request-id', id)
   if (!config.apiProxyTarget) return fail(res, new GatewayError(500, MESSAGES.proxyTargetMissing))
@@ -51,7 +51,7 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, reque
     proto: client.proto,
     host: client.host,
     requestId: id,
-    accessToken: cookie ? liveToken(unsealSession(cookie, sealKeys)) : undefined,
+    accessToken: cookie ? liveToken(sessions.open(cookie)) : undefined,
   })
 
   return new Promise<void>((resolve) => {

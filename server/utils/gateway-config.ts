@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { useRuntimeConfig } from 'nitropack/runtime'
 import { parseGatewayConfig, readSecrets, type GatewayConfig, type RawGatewayConfig } from '../core/config'
 import { deriveSealKeys, type SealKeys } from '../core/seal'
+import { SessionCache } from '../core/session-cache'
 
-let cached: { config: GatewayConfig, sealKeys: SealKeys } | undefined
+let cached: { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache } | undefined
 
 /** Reads the session secrets; under `nuxt dev` a missing one becomes a random per-process key (with a warning). */
 function secretsFor(raw: RawGatewayConfig): string[] {
@@ -19,13 +20,15 @@ function secretsFor(raw: RawGatewayConfig): string[] {
 
 /**
  * The gateway's configuration, parsed and validated once per process from runtimeConfig (APP_* variables at start),
- * with the session keys derived once. Raises a ConfigError naming the variable when something cannot work.
+ * with the session keys derived once and the cache of opened session cookies. Raises a ConfigError naming the
+ * variable when something cannot work.
  */
-export function useGatewayConfig(): { config: GatewayConfig, sealKeys: SealKeys } {
+export function useGatewayConfig(): { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache } {
   if (!cached) {
     const raw = useRuntimeConfig() as unknown as RawGatewayConfig
     const config = parseGatewayConfig(raw, secretsFor(raw))
-    cached = { config, sealKeys: deriveSealKeys(config.secrets, config.mock) }
+    const sealKeys = deriveSealKeys(config.secrets, config.mock)
+    cached = { config, sealKeys, sessions: new SessionCache(sealKeys) }
   }
   return cached
 }

@@ -1,35 +1,57 @@
+import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
 import { GatewayError, MESSAGES } from './gateway-error'
 
 /** Largest body POST /auth/login and POST /auth/otp/send read. */
 export const MAX_AUTH_BODY_BYTES = 64 * 1024
+/** After a 413, this much more is read and dropped so the client can finish sending and read the answer. */
+const MAX_DISCARD_BYTES = 16 * 1024 * 1024
 
 /**
  * Reads the request body as a JSON object, at most `limit` bytes (413 past that, before anything else happens).
  * Anything that is not a JSON object is null.
  */
-export async function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Promise<Record<string, unknown> | null> {
+export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Promise<Record<string, unknown> | null> {
   const req = event.node.req
   const declared = Number(req.headers['content-length'])
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(event)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limit) throw tooLarge(event)
-    chunks.push(chunk)
+  if (Number.isFinite(declared) && declared > limit) {
+    discard(req, 0)
+    return Promise.reject(new GatewayError(413, MESSAGES.bodyTooLarge))
   }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= limit) return void chunks.push(chunk)
+      req.off('data', onData)
+      req.off('end', onEnd)
+      discard(req, size)
+      reject(new GatewayError(413, MESSAGES.bodyTooLarge))
+    }
+    const onEnd = () => resolve(parseObject(Buffer.concat(chunks).toString('utf8')))
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', reject)
+  })
+}
+
+/** Drops the rest of an oversized body (bounded), so the 413 reaches a client that is still sending. */
+function discard(req: IncomingMessage, alreadyRead: number): void {
+  let dropped = alreadyRead
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length
+    if (dropped > MAX_DISCARD_BYTES) req.socket.destroy()
+  })
+  req.resume()
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
   try {
-    const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    const value: unknown = JSON.parse(text)
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : null
   }
   catch {
     return null
   }
-}
-
-function tooLarge(event: H3Event): GatewayError {
-  // The rest of the body is not read: close the connection once the answer is out.
-  event.node.res.setHeader('connection', 'close')
-  return new GatewayError(413, MESSAGES.bodyTooLarge)
 }

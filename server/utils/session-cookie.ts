@@ -4,7 +4,7 @@ import type { AuthUser } from '../../shared/types'
 import { fitSessionToBudget } from '../core/budget'
 import { DEVICE_COOKIE, readCookie, serializeCookie, SESSION_COOKIE } from '../core/cookie'
 import { isDeviceId } from '../core/device'
-import { sealSession, SESSION_TTL_MS, unsealSession, type SessionPayload } from '../core/seal'
+import { sealSession, SESSION_TTL_MS, type SessionPayload } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES } from './gateway-error'
 
@@ -16,7 +16,7 @@ const secure = !import.meta.dev
 /** The session of the request, or null for a missing, malformed, tampered, foreign or expired cookie. */
 export function readGatewaySession(event: H3Event): SessionPayload | null {
   const value = readCookie(event.node.req.headers.cookie, SESSION_COOKIE)
-  return value ? unsealSession(value, useGatewayConfig().sealKeys) : null
+  return value ? useGatewayConfig().sessions.open(value) : null
 }
 
 /**

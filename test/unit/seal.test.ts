@@ -119,3 +119,25 @@ describe('fitSessionToBudget', () => {
     if (!fit.ok) expect(fit.bytes).toBeGreaterThan(COOKIE_BUDGET_BYTES)
   })
 })
+
+describe('SessionCache', async () => {
+  const { SessionCache } = await import('../../server/core/session-cache')
+
+  it('opens like unsealSession and serves repeats from the cache, re-checking the 8-hour limit', () => {
+    const cache = new SessionCache(keys, 2)
+    const sealed = sealSession(payload, keys)
+    expect(cache.open(sealed, now)).toEqual(payload)
+    expect(cache.open(sealed, now)).toEqual(payload)
+    expect(cache.size).toBe(1)
+    expect(cache.open(sealed, now + SESSION_TTL_MS)).toBeNull()
+    expect(cache.size).toBe(0)
+  })
+  it('keeps no refused value and stays within its bound', () => {
+    const cache = new SessionCache(keys, 2)
+    expect(cache.open('v1.a.b.c', now)).toBeNull()
+    expect(cache.open(flip(sealSession(payload, keys), 40), now)).toBeNull()
+    expect(cache.size).toBe(0)
+    for (let i = 0; i < 5; i++) cache.open(sealSession(payload, keys), now)
+    expect(cache.size).toBe(2)
+  })
+})

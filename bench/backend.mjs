@@ -1,0 +1,53 @@
+// @ts-check
+/**
+ * Benchmark backend: /ping answers an 11-byte JSON body; /sink reads an upload and answers its size and SHA-256;
+ * /stream?bytes=N answers N pattern bytes with backpressure. Run as its own process: `node bench/backend.mjs PORT`.
+ */
+import { createHash } from 'node:crypto'
+import { createServer } from 'node:http'
+
+const PING = Buffer.from('{"ok":true}')
+const CHUNK = 64 * 1024
+
+/** Block i of the pattern: 64 KiB of (i % 251). */
+export function patternChunk(index) {
+  return Buffer.alloc(CHUNK, index % 251)
+}
+
+const server = createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://backend.local')
+  if (url.pathname.endsWith('/sink')) {
+    const hash = createHash('sha256')
+    let bytes = 0
+    req.on('data', (chunk) => {
+      hash.update(chunk)
+      bytes += chunk.length
+    })
+    req.on('end', () => {
+      const body = JSON.stringify({ bytes, sha256: hash.digest('hex') })
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+      res.end(body)
+    })
+    return
+  }
+  if (url.pathname.endsWith('/stream')) {
+    const total = Number(url.searchParams.get('bytes') ?? 0)
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': total })
+    let index = 0
+    let sent = 0
+    const pump = () => {
+      while (sent < total) {
+        const part = Math.min(CHUNK, total - sent)
+        const chunk = patternChunk(index++)
+        sent += part
+        if (!res.write(part === CHUNK ? chunk : chunk.subarray(0, part))) return void res.once('drain', pump)
+      }
+      res.end()
+    }
+    return pump()
+  }
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': PING.length })
+  res.end(PING)
+})
+server.keepAliveTimeout = 60_000
+server.listen(Number(process.argv[2] ?? 4100), '127.0.0.1', () => process.send?.('ready'))
