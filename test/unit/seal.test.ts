@@ -1,3 +1,4 @@
+import { createDecipheriv } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { fitSessionToBudget } from '../../server/core/budget'
 import { COOKIE_BUDGET_BYTES, serializeCookie, setCookieLineBytes } from '../../server/core/cookie'
@@ -139,5 +140,18 @@ describe('SessionCache', async () => {
     expect(cache.size).toBe(0)
     for (let i = 0; i < 5; i++) cache.open(sealSession(payload, keys), now)
     expect(cache.size).toBe(2)
+  })
+})
+
+describe('sealed text', () => {
+  it('holds only ASCII, so Vietnamese names and emoji survive the round trip', () => {
+    const viet = { ...payload, user: { ...user, name: 'Nguyễn Thị Ánh 🌸' } }
+    const sealed = sealSession(viet, keys)
+    expect(unsealSession(sealed, keys, now)?.user.name).toBe('Nguyễn Thị Ánh 🌸')
+    const [, iv, ciphertext, tag] = sealed.split('.').map(part => Buffer.from(part, 'base64url'))
+    const decipher = createDecipheriv('aes-256-gcm', keys.keys[0]!, iv!)
+    decipher.setAuthTag(tag!)
+    const plain = Buffer.concat([decipher.update(ciphertext!), decipher.final()])
+    expect(plain.every(byte => byte < 0x80)).toBe(true)
   })
 })
