@@ -88,7 +88,7 @@ function load(url, headers = {}) {
       return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
     }
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
-    return { rps, p50: toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "0ms"), p99: toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "0ms"), non2xx }
+    return { rps, p50: toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '0ms'), p99: toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '0ms'), non2xx }
   }
   const headerArgs = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`])
   const [bin, argv] = pin(1, 'npx', ['autocannon', '-c', '32', '-d', String(SECONDS), '-j', ...headerArgs, url])

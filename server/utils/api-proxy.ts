@@ -34,9 +34,9 @@ function hasBody(req: IncomingMessage): boolean {
  * The backend's status, headers and body come back unchanged. Resolves when the answer is finished or the
  * client has gone; never rejects (errors are written as the contract's JSON).
  */
-export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, requestId?: string): Promise<void> {
+export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { config, sessions } = useGatewayConfig()
-  const id = requestId ?? acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+  const id = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
   res.setHeader('x-request-id', id)
   if (!config.apiProxyTarget) return fail(res, new GatewayError(500, MESSAGES.proxyTargetMissing))
   const { origin, basePath, host } = backendTarget(config.apiProxyTarget)

@@ -73,6 +73,8 @@ describe('the login flow of the contract', () => {
     const html = await response!.text()
     expect(html).toContain(USERS.sale.fullName)
     expect(html).not.toContain('Tên đăng nhập')
+    // The list came from the backend during the server render (useApi inside useAsyncData, cookie forwarded).
+    expect(html).toContain('Công ty TNHH Minh Phát')
     expect(response!.headers()['cache-control']).toBe('no-store')
   })
 
