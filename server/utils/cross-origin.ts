@@ -14,10 +14,12 @@ export function isGatewayPath(url: string): boolean {
 
 /** Answers 403 and returns true when an unsafe request comes from another origin. */
 export function refuseCrossOrigin(req: IncomingMessage, res: ServerResponse): boolean {
+  const method = req.method ?? 'GET'
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false
   const { trustProxy, trustedOrigins } = useGatewayConfig().config
   const site = req.headers['sec-fetch-site']
   const allowed = isSameOriginRequest({
-    method: req.method ?? 'GET',
+    method,
     secFetchSite: typeof site === 'string' ? site : undefined,
     origin: req.headers.origin,
     host: clientInfo(req.headers, '', !!(req.socket as TLSSocket).encrypted, trustProxy).host,

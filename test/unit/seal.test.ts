@@ -155,3 +155,16 @@ describe('sealed text', () => {
     expect(plain.every(byte => byte < 0x80)).toBe(true)
   })
 })
+
+describe('SessionCache keyed by tag', async () => {
+  const { SessionCache } = await import('../../server/core/session-cache')
+  it('does not serve a cached payload for another value that ends with the same tag', () => {
+    const cache = new SessionCache(keys)
+    const sealed = sealSession(payload, keys)
+    expect(cache.open(sealed, now)).toEqual(payload)
+    const forged = flip(sealed, 20)
+    expect(forged.split('.')[3]).toBe(sealed.split('.')[3])
+    expect(cache.open(forged, now)).toBeNull()
+    expect(cache.open(sealed, now)).toEqual(payload)
+  })
+})
