@@ -5,7 +5,7 @@ import { freePort } from './gateway'
 /** A real redis-server (Debian package) on a free loopback port, without persistence. */
 export async function startRedis() {
   const port = await freePort()
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'], { stdio: 'ignore' })
   const deadline = Date.now() + 10_000
   for (;;) {
     const up = await new Promise<boolean>((resolve) => {

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { MemoryRateLimitStore } from '../../server/core/rate-limit'
+import { connectRateLimitRedis, RedisRateLimitStore } from '../../server/utils/redis-rate-limit'
+import { freePort } from '../helpers/gateway'
+import { startRedis } from '../helpers/redis'
+
+let redis: Awaited<ReturnType<typeof startRedis>>
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  await redis?.stop()
+})
+
+const entries = (user: string) => [{ key: `t:u:${user}`, limit: 3 }, { key: 't:ip', limit: 100 }]
+
+describe('RedisRateLimitStore against a real redis-server', () => {
+  it('shares counts between two stores (two instances), atomically under parallel attempts', async () => {
+    const [a, b] = await Promise.all([connectRateLimitRedis(redis.url), connectRateLimitRedis(redis.url)])
+    await new Promise(resolve => setTimeout(resolve, 200))
+    try {
+      const first = new RedisRateLimitStore(a)
+      const second = new RedisRateLimitStore(b)
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? first : second).reserve(entries('burst'), 60_000)))
+      expect(results.filter(result => result.ok)).toHaveLength(3)
+      const refused = results.find(result => !result.ok)
+      expect(refused && !refused.ok && refused.retryAfterMs).toBeGreaterThan(59_000)
+      await first.release(['t:u:burst', 't:ip'])
+      expect((await second.reserve(entries('burst'), 60_000)).ok).toBe(true)
+      await second.clear('t:u:burst')
+      expect((await first.reserve(entries('burst'), 60_000)).ok).toBe(true)
+      expect(await a.pttl('t:u:burst')).toBeGreaterThan(59_000)
+    }
+    finally {
+      a.disconnect()
+      b.disconnect()
+    }
+  })
+
+  it('falls back to local counters after ~0.5 s when Redis is slow', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const [client, blocker] = await Promise.all([connectRateLimitRedis(redis.url), connectRateLimitRedis(redis.url)])
+    await new Promise(resolve => setTimeout(resolve, 200))
+    try {
+      const store = new RedisRateLimitStore(client)
+      const sleeping = blocker.call('DEBUG', 'SLEEP', '2').catch(() => undefined)
+      await new Promise(resolve => setTimeout(resolve, 50))
+      const started = Date.now()
+      expect((await store.reserve(entries('slow'), 60_000)).ok).toBe(true)
+      const elapsed = Date.now() - started
+      expect(elapsed).toBeGreaterThanOrEqual(400)
+      expect(elapsed).toBeLessThan(1_000)
+      expect(warn).toHaveBeenCalled()
+      await sleeping
+    }
+    finally {
+      client.disconnect()
+      blocker.disconnect()
+      warn.mockRestore()
+    }
+  })
+
+  it('falls back to local counters at once when Redis is down, logging once', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const down = await connectRateLimitRedis(`redis://127.0.0.1:${await freePort()}`)
+    try {
+      const store = new RedisRateLimitStore(down, new MemoryRateLimitStore())
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now()
+        expect((await store.reserve(entries('offline'), 60_000)).ok).toBe(true)
+        expect(Date.now() - started).toBeLessThan(700)
+      }
+      expect((await store.reserve(entries('offline'), 60_000)).ok).toBe(false)
+      expect(warn.mock.calls.filter(call => String(call[0]).includes('Redis không dùng được'))).toHaveLength(1)
+    }
+    finally {
+      down.disconnect()
+      warn.mockRestore()
+    }
+  })
+})
