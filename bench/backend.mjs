@@ -5,14 +5,9 @@
  */
 import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
+import { writePattern } from '../dev/pattern.mjs'
 
 const PING = Buffer.from('{"ok":true}')
-const CHUNK = 64 * 1024
-
-/** Block i of the pattern: 64 KiB of (i % 251). */
-export function patternChunk(index) {
-  return Buffer.alloc(CHUNK, index % 251)
-}
 
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://backend.local')
@@ -30,22 +25,7 @@ const server = createServer((req, res) => {
     })
     return
   }
-  if (url.pathname.endsWith('/stream')) {
-    const total = Number(url.searchParams.get('bytes') ?? 0)
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': total })
-    let index = 0
-    let sent = 0
-    const pump = () => {
-      while (sent < total) {
-        const part = Math.min(CHUNK, total - sent)
-        const chunk = patternChunk(index++)
-        sent += part
-        if (!res.write(part === CHUNK ? chunk : chunk.subarray(0, part))) return void res.once('drain', pump)
-      }
-      res.end()
-    }
-    return pump()
-  }
+  if (url.pathname.endsWith('/stream')) return writePattern(res, Number(url.searchParams.get('bytes') ?? 0))
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': PING.length })
   res.end(PING)
 })

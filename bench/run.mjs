@@ -14,6 +14,7 @@ import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
 import { startDevIam } from '../dev/iam.mjs'
+import { patternChunk, patternSha256 } from '../dev/pattern.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tmp = fileURLToPath(new URL('./.tmp/', import.meta.url))
@@ -119,7 +120,7 @@ function upload(port, cookie, bytes) {
     let sent = 0
     const pump = () => {
       while (sent < bytes) {
-        const chunk = Buffer.alloc(64 * 1024, index++ % 251)
+        const chunk = patternChunk(index++)
         sent += chunk.length
         if (!req.write(chunk)) return void req.once('drain', pump)
       }
@@ -147,12 +148,6 @@ function download(port, cookie, bytes, delayMs = 0) {
       res.on('error', reject)
     }).on('error', reject).end()
   })
-}
-
-function patternSha(bytes) {
-  const hash = createHash('sha256')
-  for (let i = 0, sent = 0; sent < bytes; i++, sent += 64 * 1024) hash.update(Buffer.alloc(Math.min(64 * 1024, bytes - sent), i % 251))
-  return hash.digest('hex')
 }
 
 async function loginCookie(port, username = 'admin', password = 'admin123') {
@@ -271,9 +266,9 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const streaming = {
     baseline,
     growth: peakMiB(streamGateway.pid) - baseline,
-    upOk: up.bytes === GiB && up.sha256 === patternSha(GiB),
-    downOk: down.bytes === GiB && down.sha256 === patternSha(GiB),
-    slowOk: slow.bytes === slowBytes && slow.sha256 === patternSha(slowBytes),
+    upOk: up.bytes === GiB && up.sha256 === patternSha256(GiB),
+    downOk: down.bytes === GiB && down.sha256 === patternSha256(GiB),
+    slowOk: slow.bytes === slowBytes && slow.sha256 === patternSha256(slowBytes),
   }
 
   // Login: the gateway's own cost on top of the two IAM calls (keep-alive on both sides).

@@ -28,15 +28,22 @@ export interface ForwardContext {
   accessToken?: string
 }
 
-/** The headers sent to the backend. */
-export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: ForwardContext): Record<string, string | string[]> {
+type HeaderMap = Record<string, string | string[] | undefined>
+
+/** A copy of the headers without the dropped ones and those named in Connection. */
+function withoutHopHeaders(incoming: HeaderMap, dropped: ReadonlySet<string>): Record<string, string | string[]> {
   const listed = connectionTokens(incoming.connection)
   const headers: Record<string, string | string[]> = {}
   for (const name in incoming) {
     const value = incoming[name]
-    if (value === undefined || REQUEST_DROPPED.has(name) || listed.has(name)) continue
-    headers[name] = value
+    if (value !== undefined && !dropped.has(name) && !listed.has(name)) headers[name] = value
   }
+  return headers
+}
+
+/** The headers sent to the backend. */
+export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: ForwardContext): Record<string, string | string[]> {
+  const headers = withoutHopHeaders(incoming, REQUEST_DROPPED)
   headers.host = context.targetHost
   headers['x-forwarded-for'] = context.forwardedFor
   headers['x-forwarded-proto'] = context.proto
@@ -47,14 +54,8 @@ export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: Fo
 }
 
 /** The headers of the backend's answer sent on to the browser, with the request id. */
-export function browserResponseHeaders(incoming: Record<string, string | string[] | undefined>, requestId: string): Record<string, string | string[]> {
-  const listed = connectionTokens(incoming.connection)
-  const headers: Record<string, string | string[]> = {}
-  for (const name in incoming) {
-    const value = incoming[name]
-    if (value === undefined || RESPONSE_DROPPED.has(name) || listed.has(name)) continue
-    headers[name] = value
-  }
+export function browserResponseHeaders(incoming: HeaderMap, requestId: string): Record<string, string | string[]> {
+  const headers = withoutHopHeaders(incoming, RESPONSE_DROPPED)
   headers['x-request-id'] = requestId
   return headers
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { writePattern } from '../../dev/pattern.mjs'
 
 export interface EchoedRequest {
   method: string
@@ -9,23 +10,6 @@ export interface EchoedRequest {
   bodyBytes: number
   bodySha256: string
   body: string
-}
-
-/** Deterministic bytes for streaming tests: block i of 64 KiB is filled with (i % 251). */
-export function patternChunk(index: number, size = 64 * 1024): Buffer {
-  return Buffer.alloc(size, index % 251)
-}
-
-/** The SHA-256 of `total` bytes of the pattern. */
-export function patternSha256(total: number, size = 64 * 1024): string {
-  const hash = createHash('sha256')
-  for (let i = 0, sent = 0; sent < total; i++) {
-    const chunk = patternChunk(i, size)
-    const part = Math.min(size, total - sent)
-    hash.update(part === size ? chunk : chunk.subarray(0, part))
-    sent += part
-  }
-  return hash.digest('hex')
 }
 
 /**
@@ -38,22 +22,7 @@ export async function startEchoBackend() {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://echo.local')
     if (url.pathname.endsWith('/hang')) return
-    if (url.pathname.endsWith('/stream')) {
-      const total = Number(url.searchParams.get('bytes') ?? 0)
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': total })
-      let index = 0
-      let sent = 0
-      const pump = () => {
-        while (sent < total) {
-          const part = Math.min(64 * 1024, total - sent)
-          const chunk = patternChunk(index++)
-          sent += part
-          if (!res.write(part === chunk.length ? chunk : chunk.subarray(0, part))) return void res.once('drain', pump)
-        }
-        res.end()
-      }
-      return pump()
-    }
+    if (url.pathname.endsWith('/stream')) return writePattern(res, Number(url.searchParams.get('bytes') ?? 0))
     const hash = createHash('sha256')
     let bytes = 0
     const kept: Buffer[] = []

@@ -3,7 +3,8 @@ import { request as httpRequest } from 'node:http'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDevIam } from '../../dev/iam.mjs'
-import { patternChunk, patternSha256, startEchoBackend, type EchoedRequest } from '../helpers/echo-backend'
+import { patternChunk, patternSha256 } from '../../dev/pattern.mjs'
+import { startEchoBackend, type EchoedRequest } from '../helpers/echo-backend'
 import { cookiePair, findSetCookie, freePort, startGateway, type RunningGateway } from '../helpers/gateway'
 
 let iam: Awaited<ReturnType<typeof startDevIam>>
