@@ -4,7 +4,7 @@
  * response shape on the four endpoints. Used by `npm run demo` and by the integration and browser tests.
  *
  * Accounts: see USERS below. Failure scenarios: per username on login (slow, html-error, http-503, no-token,
- * short-lived) or for every call with `iam.scenario` / POST /__dev/scenario?name=...
+ * short-lived, huge-token) or for every call with `iam.scenario` / POST /__dev/scenario?name=...
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
@@ -16,7 +16,7 @@ export const AUTHENTICATOR_OTP = '135790'
 const web = (...uris) => uris.map(uri => ({ uri, type: 'web' }))
 const job = (...uris) => uris.map(uri => ({ uri, type: 'job' }))
 
-/** @type {Record<string, { password: string, fullName: string, email: string, roles: Array<{code: string, name: string}>, authorization: Array<{uri: string, type: string}>, otp?: 'MESSENGER' | 'AUTHENTICATOR', expiresIn?: number }>} */
+/** @type {Record<string, { password: string, fullName: string, email: string, roles: Array<{code: string, name: string}>, authorization: Array<{uri: string, type: string}>, otp?: 'MESSENGER' | 'AUTHENTICATOR', expiresIn?: number, tokenBytes?: number }>} */
 export const USERS = {
   'admin': {
     password: 'admin123',
@@ -66,6 +66,14 @@ export const USERS = {
       ...job('/jobs/sync'),
     ],
   },
+  'huge-token': {
+    password: 'huge123',
+    fullName: 'Token Quá Lớn',
+    email: 'huge@example.vn',
+    roles: [{ code: 'viewer', name: 'Chỉ xem' }],
+    authorization: web('/orders/search'),
+    tokenBytes: 2600,
+  },
   'short-lived': {
     password: 'short123',
     fullName: 'Hết Hạn Nhanh',
@@ -110,9 +118,9 @@ export async function startDevIam(options = {}) {
     scenario: 'normal',
   }
 
-  function issueToken(username, expiresIn) {
-    // About 2.4 KB, the size of the real IAM's tokens.
-    const token = `dev.${randomBytes(1790).toString('base64url')}`
+  function issueToken(username, expiresIn, bytes = 1790) {
+    // About 2.4 KB by default, the size of the real IAM's tokens.
+    const token = `dev.${randomBytes(bytes).toString('base64url')}`
     tokens.set(token, { username, expiresAt: Date.now() + expiresIn * 1000 })
     return token
   }
@@ -140,7 +148,7 @@ export async function startDevIam(options = {}) {
       else if (body.otp !== AUTHENTICATOR_OTP) return refuse('OTP004', 'Mã OTP không đúng.')
     }
     const expiresIn = user.expiresIn ?? 3600
-    return ok({ ...profile(username), tokenData: { access_token: issueToken(username, expiresIn), token_type: 'bearer', expires_in: expiresIn } })
+    return ok({ ...profile(username), tokenData: { access_token: issueToken(username, expiresIn, user.tokenBytes), token_type: 'bearer', expires_in: expiresIn } })
   }
 
   function userInfo(authorization) {

@@ -150,6 +150,11 @@ describe('POST /auth/login against the development IAM', () => {
     await expectError(await post('/auth/login', { username: 'no-token', password: 'x' }), 500, 'IAM không trả accessToken (kiểm tra auth.mapping.token).')
   })
 
+  it('answers 500 when even the bare session would not fit the 4 KB cookie, logging the sizes, setting no cookie', async () => {
+    await expectError(await post('/auth/login', { username: 'huge-token', password: 'huge123' }), 500, 'Phiên đăng nhập vượt quá giới hạn 4 KB của cookie.')
+    expect(gateway.output()).toMatch(/svc_session cần \d+ byte, vượt giới hạn 4096 byte \(token 3471 ký tự\)/)
+  })
+
   it('keeps the IAM status for an HTTP error without envelope', async () => {
     await expectError(await post('/auth/login', { username: 'html-error', password: 'x' }), 500, 'IAM trả lỗi HTTP 500.')
     await expectError(await post('/auth/login', { username: 'http-503', password: 'x' }), 503, 'IAM trả lỗi HTTP 503.')
