@@ -1,3 +1,5 @@
+import type { GatewayErrorBody } from '../../shared/types'
+
 /** Shown when the gateway could not be reached at all. */
 export const NETWORK_ERROR_MESSAGE = 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.'
 
@@ -18,7 +20,7 @@ export class AppError extends Error {
   static from(error: unknown): AppError {
     if (error instanceof AppError) return error
     const failure = error as { data?: unknown, statusCode?: number, status?: number, response?: unknown } | null
-    const data = failure?.data as { statusCode?: unknown, statusMessage?: unknown, message?: unknown } | undefined
+    const data = failure?.data as Partial<GatewayErrorBody> & { message?: unknown } | undefined
     const status = typeof data?.statusCode === 'number' ? data.statusCode : failure?.statusCode ?? failure?.status ?? 0
     if (!status || !failure?.response) return new AppError(0, NETWORK_ERROR_MESSAGE)
     const message = typeof data?.statusMessage === 'string' && data.statusMessage

@@ -17,8 +17,3 @@ export function checkEnvelope(response: unknown): EnvelopeCheck {
   if (code === IAM_SUCCESS_CODE) return { ok: true }
   return { ok: false, message: typeof message === 'string' && message.trim() ? message : IAM_REFUSED_MESSAGE }
 }
-
-/** Whether the response has the envelope's `code` field at all. */
-export function hasEnvelope(response: unknown): boolean {
-  return response !== null && typeof response === 'object' && Object.hasOwn(response, 'code')
-}

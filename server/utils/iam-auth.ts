@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { AuthClientOption, AuthUser, LoginCredentials } from '../../shared/types'
+import type { AuthClientOption, AuthUser, LoginCredentials, OtpSendRequest } from '../../shared/types'
 import { deviceNameFromUserAgent } from '../core/device'
 import { getByPath, mapClients, mapExpiresAt, mapIamUser, mapToken, toScalarText } from '../core/mapping'
 import { useGatewayConfig } from './gateway-config'
@@ -51,7 +51,7 @@ export async function loginWithIam(event: H3Event, credentials: LoginCredentials
 }
 
 /** Sends an OTP by the messenger method; the transactionId the IAM gave, if any. */
-export async function sendIamOtp(event: H3Event, input: { username: string, password: string, clientId?: string }) {
+export async function sendIamOtp(event: H3Event, input: OtpSendRequest) {
   const { config } = useGatewayConfig()
   const answer = await callIam({
     method: 'POST',

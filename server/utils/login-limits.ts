@@ -22,14 +22,14 @@ function useStore(): RateLimitStore {
 }
 
 /** The client address, through APP_TRUST_PROXY reverse proxies. */
-export function clientAddress(event: H3Event): string {
+function clientAddress(event: H3Event): string {
   const req = event.node.req
   return clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy).ip
 }
 
-export type AttemptOutcome = 'accepted' | 'refused' | 'other'
+type AttemptOutcome = 'accepted' | 'refused' | 'other'
 
-export interface AttemptTicket {
+interface AttemptTicket {
   /** Ends the attempt: a refusal keeps its place; anything else gives it back; an accepted login clears (IP, user). */
   finish(outcome: AttemptOutcome, clearUser?: boolean): Promise<void>
 }
@@ -38,7 +38,7 @@ export interface AttemptTicket {
  * Reserves one attempt for (client IP, username) and for the client IP before any IAM call; over a limit: 429 with
  * Retry-After. Only IAM refusals end up counted.
  */
-export async function reserveAttempt(event: H3Event, username: string): Promise<AttemptTicket> {
+async function reserveAttempt(event: H3Event, username: string): Promise<AttemptTicket> {
   const { perUser, perIp, windowSeconds } = useGatewayConfig().config.rateLimit
   const ip = clientAddress(event)
   const userHash = createHash('sha256').update(username.normalize('NFKC').toLowerCase()).digest('base64url').slice(0, 22)
