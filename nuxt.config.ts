@@ -19,6 +19,8 @@ export default defineNuxtConfig({
       mock: false,
       /** Application code used when a login carries no clientId. @default '' */
       clientId: '',
+      /** Seconds a successful GET /auth/clients answer is kept per process; 0 turns the cache off. @default 60 */
+      clientsCacheSeconds: 60,
       endpoints: {
         /** @default '/auth/auth/login-v1' */
         login: '/auth/auth/login-v1',
@@ -76,19 +78,28 @@ export default defineNuxtConfig({
       perIp: 100,
       /** Window in seconds. @default 900 */
       window: 900,
+      /** Counters kept in memory at most (about 200 bytes each); blocking ones are never pushed out. @default 100000 */
+      maxKeys: 100000,
     },
     /** Redis for shared rate-limit counters. @default '' */
     redisUrl: '',
   },
   compatibilityDate: '2026-01-01',
   hooks: {
-    // The fast path for /api/** (server/plugins/api-fast-path.ts) needs the app's own /api routes, known at build time.
+    // The request gate (server/plugins/request-gate.ts) decides as Nitro's router does, so it needs every route,
+    // known at build time: the gateway's /api/** catch-all marked as the proxy.
     'nitro:init'(nitro) {
-      nitro.options.virtual['#svc-gateway/app-api-routes'] = () => {
+      nitro.options.virtual['#svc-gateway/routes'] = () => {
         const routes = [...nitro.scannedHandlers, ...nitro.options.handlers]
-          .filter(handler => handler.route?.startsWith('/api') && handler.handler !== PROXY_ROUTE_FILE)
-          .map(handler => handler.route!)
-        return `export default ${JSON.stringify([...new Set(routes)])}`
+          .filter(handler => handler.route && !handler.middleware)
+          .map(handler => ({
+            route: handler.route!,
+            ...(handler.method ? { method: handler.method.toLowerCase() } : {}),
+            ...(handler.handler === PROXY_ROUTE_FILE ? { proxy: true } : {}),
+          }))
+        // Nitro adds the page renderer as '/**' for every method.
+        if (nitro.options.renderer) routes.push({ route: '/**' })
+        return `export default ${JSON.stringify(routes)}`
       }
     },
   },

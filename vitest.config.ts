@@ -19,6 +19,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          setupFiles: ['test/helpers/clean-stderr.ts'],
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,

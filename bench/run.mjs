@@ -151,7 +151,7 @@ function download(port, cookie, bytes, delayMs = 0) {
 }
 
 async function loginCookie(port, username = 'admin', password = 'admin123') {
-  const response = await fetch(`http://127.0.0.1:${port}/auth/login`, { method: 'POST', body: JSON.stringify({ username, password }) })
+  const response = await fetch(`http://127.0.0.1:${port}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
   if (response.status !== 200) throw new Error(`login failed: ${response.status}`)
   return response.headers.getSetCookie().map(line => line.split(';')[0]).join('; ')
 }

@@ -3,7 +3,7 @@
 /**
  * The path to request on the backend: the target's base path + what follows '/api' in the raw URL, joined as strings.
  * null when the URL is not under /api, holds malformed escapes, or any segment (decoded up to three times, split on
- * '/' and '\') is '.' or '..',
+ * '/' and '\', ';' parameters removed) is '.' or '..',
  * so a request can never climb above the base path.
  */
 export function backendPath(rawUrl: string, targetBasePath: string): string | null {
@@ -18,10 +18,16 @@ export function backendPath(rawUrl: string, targetBasePath: string): string | nu
   return joined.startsWith('/') ? joined : `/${joined}`
 }
 
+/** '.' or '..', once the segment's ';' parameters are removed (Tomcat and Jetty read '/..;/' as '/../'). */
+function isDotSegment(segment: string): boolean {
+  const name = segment.split(';')[0]
+  return name === '.' || name === '..'
+}
+
 function climbs(path: string): boolean {
   let text = path
   for (let round = 0; round < 3; round++) {
-    if (text.split(/[/\\]/).some(segment => segment === '.' || segment === '..')) return true
+    if (text.split(/[/\\]/).some(isDotSegment)) return true
     if (!text.includes('%')) return false
     let decoded: string
     try {

@@ -30,6 +30,8 @@ export interface GatewayConfig {
   baseURL: string
   /** Application code used when a request carries no clientId. */
   clientId: string
+  /** Seconds a successful applications list is kept; 0: not kept. */
+  clientsCacheSeconds: number
   endpoints: { login: string, userInfo: string, clients: string, otpSend: string }
   mapping: IamMapping
   authenMethod: { authenticator: string, messenger: string }
@@ -41,7 +43,7 @@ export interface GatewayConfig {
   trustedOrigins: string[]
   /** Number of reverse proxies in front of the gateway. */
   trustProxy: number
-  rateLimit: { perUser: number, perIp: number, windowSeconds: number }
+  rateLimit: { perUser: number, perIp: number, windowSeconds: number, maxKeys: number }
   redisUrl: string
 }
 
@@ -161,6 +163,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     mock: toBool(auth.mock, 'APP_AUTH_MOCK'),
     baseURL: toBaseUrl(auth.baseURL, 'APP_AUTH_BASE_URL'),
     clientId: toText(auth.clientId),
+    clientsCacheSeconds: toInt(auth.clientsCacheSeconds, 60, 'APP_AUTH_CLIENTS_CACHE_SECONDS'),
     endpoints: {
       login: toEndpoint(endpoints.login, '/auth/auth/login-v1'),
       userInfo: toEndpoint(endpoints.userInfo, '/iam/user/userInfo'),
@@ -198,6 +201,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       perUser: toInt(rateLimit.perUser, 5, 'APP_RATE_LIMIT_PER_USER'),
       perIp: toInt(rateLimit.perIp, 100, 'APP_RATE_LIMIT_PER_IP'),
       windowSeconds: toInt(rateLimit.window, 900, 'APP_RATE_LIMIT_WINDOW', 1),
+      maxKeys: toInt(rateLimit.maxKeys, 100_000, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
     redisUrl: toText(raw.redisUrl),
   }

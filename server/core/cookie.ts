@@ -24,13 +24,28 @@ export function setCookieLineBytes(setCookie: string): number {
   return Buffer.byteLength(`Set-Cookie: ${setCookie}`)
 }
 
-/** The value of one cookie from a Cookie header (first occurrence), without decoding. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined
+/** Every value of one cookie in a Cookie header, in order, without decoding. */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  if (!header || !header.includes(name)) return []
   const prefix = `${name}=`
+  const values: string[] = []
   for (const part of header.split(';')) {
     const trimmed = part.trim()
-    if (trimmed.startsWith(prefix)) return trimmed.slice(prefix.length)
+    if (trimmed.startsWith(prefix)) values.push(trimmed.slice(prefix.length))
   }
-  return undefined
+  return values
+}
+
+/** The value of one cookie from a Cookie header (first occurrence), without decoding. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  return cookieValues(header, name)[0]
+}
+
+/**
+ * The value of a cookie that must be unique: undefined when it is missing or sent more than once (a sibling
+ * subdomain can plant a second one, which browsers may send first).
+ */
+export function readSingleCookie(header: string | undefined, name: string): string | undefined {
+  const values = cookieValues(header, name)
+  return values.length === 1 ? values[0] : undefined
 }

@@ -1,10 +1,14 @@
 /** Which headers cross the /api proxy, and the client's address behind reverse proxies. Pure. */
 import type { IncomingHttpHeaders } from 'node:http'
+import { isIP } from 'node:net'
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and the ones the proxy replaces; never forwarded to the backend. */
 const REQUEST_DROPPED = new Set([
   'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection',
   'host', 'cookie', 'authorization', 'expect', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-request-id',
+  // Client-address headers a backend may believe (Spring, chi): only the gateway sets them (X-Real-IP, X-Forwarded-*).
+  'forwarded', 'x-real-ip', 'true-client-ip', 'x-client-ip', 'cf-connecting-ip', 'fastly-client-ip', 'x-cluster-client-ip',
+  'x-forwarded-port', 'x-forwarded-prefix', 'x-forwarded-server', 'x-original-url', 'x-rewrite-url', 'x-original-forwarded-for',
 ])
 
 /** Hop-by-hop headers of the backend's answer. */
@@ -21,6 +25,8 @@ export interface ForwardContext {
   targetHost: string
   /** The whole X-Forwarded-For value to send (see clientInfo). */
   forwardedFor: string
+  /** The believed client address, sent as X-Real-IP. */
+  clientIp: string
   proto: string
   host: string
   requestId: string
@@ -46,6 +52,7 @@ export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: Fo
   const headers = withoutHopHeaders(incoming, REQUEST_DROPPED)
   headers.host = context.targetHost
   headers['x-forwarded-for'] = context.forwardedFor
+  headers['x-real-ip'] = context.clientIp
   headers['x-forwarded-proto'] = context.proto
   headers['x-forwarded-host'] = context.host
   headers['x-request-id'] = context.requestId
@@ -53,11 +60,23 @@ export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: Fo
   return headers
 }
 
-/** The headers of the backend's answer sent on to the browser, with the request id. */
-export function browserResponseHeaders(incoming: HeaderMap, requestId: string): Record<string, string | string[]> {
+/** Cookies only the gateway sets: a backend's Set-Cookie for them never reaches the browser. */
+const GATEWAY_COOKIE = /^\s*(svc_session|svc_device)\s*=/i
+
+/** The headers of the backend's answer sent on to the browser, with the request id; `dropped` counts removed cookies. */
+export function browserResponseHeaders(incoming: HeaderMap, requestId: string): { headers: Record<string, string | string[]>, droppedCookies: number } {
   const headers = withoutHopHeaders(incoming, RESPONSE_DROPPED)
   headers['x-request-id'] = requestId
-  return headers
+  let droppedCookies = 0
+  const cookies = headers['set-cookie']
+  if (cookies !== undefined) {
+    const lines = Array.isArray(cookies) ? cookies : [cookies]
+    const kept = lines.filter(line => !GATEWAY_COOKIE.test(line))
+    droppedCookies = lines.length - kept.length
+    if (kept.length) headers['set-cookie'] = kept
+    else delete headers['set-cookie']
+  }
+  return { headers, droppedCookies }
 }
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
@@ -75,19 +94,25 @@ export interface ClientInfo {
   host: string
 }
 
+/** An IP address without a dual-stack '::ffff:' prefix for IPv4 clients. */
+function plainIp(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
+}
+
 /**
  * The client as seen through `trustProxy` reverse proxies: the Nth address from the right of X-Forwarded-For
  * (the leftmost when there are fewer), and X-Forwarded-Host/-Proto believed. Without trust: the socket.
+ * A believed address that is not an IP address is not believed: the socket's address is the client's.
  */
 export function clientInfo(headers: IncomingHttpHeaders, socketAddress: string, encrypted: boolean, trustProxy: number): ClientInfo {
-  // A dual-stack socket reports IPv4 clients as '::ffff:a.b.c.d'.
-  const socketIp = socketAddress.startsWith('::ffff:') && socketAddress.includes('.') ? socketAddress.slice(7) : socketAddress
+  const socketIp = plainIp(socketAddress)
   const direct = { ip: socketIp, forwardedFor: socketIp, proto: encrypted ? 'https' : 'http', host: headers.host ?? '' }
   if (trustProxy <= 0) return direct
   const chain = String(headers['x-forwarded-for'] ?? '').split(',').map(part => part.trim()).filter(Boolean)
   const first = (value: string | string[] | undefined) => String(value ?? '').split(',')[0]!.trim()
+  const believed = chain.length ? plainIp(chain[Math.max(0, chain.length - trustProxy)]!) : socketIp
   return {
-    ip: chain.length ? chain[Math.max(0, chain.length - trustProxy)]! : socketIp,
+    ip: isIP(believed) ? believed : socketIp,
     forwardedFor: chain.length ? `${chain.join(', ')}, ${socketIp}` : socketIp,
     proto: first(headers['x-forwarded-proto']) || direct.proto,
     host: first(headers['x-forwarded-host']) || direct.host,

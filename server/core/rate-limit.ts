@@ -2,6 +2,8 @@
  * Brute-force limits: failures counted per key in fixed windows. Each attempt reserves its place first (so a burst
  * of parallel attempts cannot slip past the limit), then is released unless it failed. Pure: memory counters only.
  */
+import { createHash } from 'node:crypto'
+import { isIP } from 'node:net'
 
 export interface LimitEntry {
   key: string
@@ -21,11 +23,38 @@ export interface RateLimitStore {
 interface Counter {
   count: number
   resetAt: number
+  limit: number
 }
 
 /**
- * Counters in memory with a bounded number of keys: the least recently touched key goes first, so a flood of
- * distinct usernames or addresses cannot grow memory without limit (and an active attacker's key stays fresh).
+ * The address a client is counted by: an IPv4 address as it is, an IPv6 address by its /64 (one subscriber's
+ * whole network; an attacker holds billions of addresses in it).
+ */
+export function rateLimitAddress(ip: string): string {
+  if (isIP(ip) !== 6) return ip
+  let text = ip.split('%')[0]!.toLowerCase()
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined]
+  const headParts = head ? head.split(':') : []
+  const tailParts = tail ? tail.split(':') : []
+  const parts = tail === undefined ? headParts : [...headParts, ...Array<string>(8 - headParts.length - tailParts.length).fill('0'), ...tailParts]
+  return `${parts.slice(0, 4).map(part => Number.parseInt(part, 16).toString(16)).join(':')}::/64`
+}
+
+/** A key of fixed size for any text, so the stores are bounded in bytes whatever a client sends. */
+export function limitKey(kind: 'u' | 'ip', ...parts: string[]): string {
+  return `svc:rl:${kind}:${createHash('sha256').update(parts.join('\n')).digest('base64url').slice(0, 22)}`
+}
+
+/**
+ * Counters in memory, at most `maxKeys` of them (keys of fixed size: see limitKey), so memory is bounded in bytes.
+ * When full, the least recently touched counter that is not blocking makes room; a blocking counter stays until its
+ * window ends, whatever flood of other keys comes. Full of blocking counters: new keys are refused until one ends.
+ * A refused attempt creates no counter.
  */
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly counters = new Map<string, Counter>()
@@ -36,26 +65,60 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.counters.size
   }
 
-  private current(key: string, windowMs: number): Counter {
-    const time = this.now()
-    let counter = this.counters.get(key)
-    if (!counter || counter.resetAt <= time) counter = { count: 0, resetAt: time + windowMs }
-    // Re-insert: Map order is then least recently touched first.
-    this.counters.delete(key)
-    this.counters.set(key, counter)
-    while (this.counters.size > this.maxKeys) this.counters.delete(this.counters.keys().next().value!)
+  /** The key's counter while its window lasts. */
+  private live(key: string, time: number): Counter | undefined {
+    const counter = this.counters.get(key)
+    if (counter && counter.resetAt <= time) {
+      this.counters.delete(key)
+      return undefined
+    }
     return counter
   }
 
+  /**
+   * Frees one place, never one of `keep`; false when every other counter is blocking and live. Blocking ones met are
+   * moved to the end, so the next search does not meet them again.
+   */
+  private makeRoom(time: number, keep: ReadonlySet<string>): boolean {
+    let scanned = 0
+    for (const [key, counter] of this.counters) {
+      if (scanned++ >= this.counters.size) break
+      this.counters.delete(key)
+      if (keep.has(key) || (counter.resetAt > time && counter.count >= counter.limit)) this.counters.set(key, counter)
+      else return true
+    }
+    return false
+  }
+
+  /** The soonest end of a window among the counters, in ms from `time`. */
+  private soonestEnd(time: number): number {
+    let soonest = Infinity
+    for (const counter of this.counters.values()) soonest = Math.min(soonest, counter.resetAt)
+    return Math.max(1, soonest - time)
+  }
+
   reserveNow(entries: readonly LimitEntry[], windowMs: number): ReserveResult {
+    const time = this.now()
     const active = entries.filter(entry => entry.limit > 0)
-    const counters = active.map(entry => this.current(entry.key, windowMs))
     let waitMs = 0
-    active.forEach((entry, i) => {
-      if (counters[i]!.count + 1 > entry.limit) waitMs = Math.max(waitMs, counters[i]!.resetAt - this.now())
-    })
+    for (const entry of active) {
+      const counter = this.live(entry.key, time)
+      if (counter && counter.count + 1 > entry.limit) waitMs = Math.max(waitMs, counter.resetAt - time)
+    }
     if (waitMs > 0) return { ok: false, retryAfterMs: waitMs }
-    for (const counter of counters) counter.count++
+    const missing = active.filter(entry => !this.counters.has(entry.key))
+    const keep = new Set(active.map(entry => entry.key))
+    while (this.counters.size + missing.length > this.maxKeys) {
+      if (!this.makeRoom(time, keep)) return { ok: false, retryAfterMs: this.soonestEnd(time) }
+    }
+    for (const entry of active) {
+      const counter = this.counters.get(entry.key) ?? { count: 0, resetAt: time + windowMs, limit: entry.limit }
+      counter.count++
+      counter.limit = entry.limit
+      // Re-insert: Map order is then least recently touched first.
+      this.counters.delete(entry.key)
+      this.counters.set(entry.key, counter)
+    }
     return { ok: true }
   }
 

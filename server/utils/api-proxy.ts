@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, IncomingHttpHeaders, ServerResponse } from 'node:http'
+import type { Readable } from 'node:stream'
 import type { TLSSocket } from 'node:tls'
 import { Agent, type Dispatcher } from 'undici'
 import { backendPath } from '../core/api-path'
-import { readCookie, SESSION_COOKIE } from '../core/cookie'
+import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
@@ -29,6 +30,25 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
+ * The request body as an async iterable for undici (which awaits the backend socket's drain: backpressure holds).
+ * Never Node's request object itself: undici sets a destroyed IncomingMessage's `socket` to null, and Nitro's
+ * shutdown tracking then throws on every proxied body. Stopping early leaves the request alive for the answer.
+ */
+async function* requestBody(req: IncomingMessage): AsyncGenerator<Buffer> {
+  yield* req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>
+}
+
+let lastCookieWarning = 0
+
+/** A backend tried to set the gateway's own cookies: dropped, and said in the log at most once a minute. */
+function warnDroppedCookies(count: number): void {
+  const now = Date.now()
+  if (now - lastCookieWarning < 60_000) return
+  lastCookieWarning = now
+  console.warn(`[svc-auth-gateway] máy chủ API đặt cookie svc_session/svc_device (${count} dòng Set-Cookie): đã bỏ.`)
+}
+
+/**
  * Proxies one request under /api to APP_API_PROXY_TARGET, streaming both bodies with backpressure:
  * cookies and any client Authorization are dropped; a live session's token is sent as 'Bearer <token>'.
  * The backend's status, headers and body come back unchanged. Resolves when the answer is finished or the
@@ -43,11 +63,13 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
   const path = backendPath(req.url ?? '', basePath)
   if (path === null) return fail(res, new GatewayError(400, MESSAGES.apiPathInvalid))
 
-  const cookie = readCookie(req.headers.cookie, SESSION_COOKIE)
+  // Two svc_session values (one planted by a sibling subdomain): no session.
+  const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const client = clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, config.trustProxy)
   const headers = backendRequestHeaders(req.headers, {
     targetHost: host,
     forwardedFor: client.forwardedFor,
+    clientIp: client.ip,
     proto: client.proto,
     host: client.host,
     requestId: id,
@@ -67,7 +89,10 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
         if (res.destroyed) dispatchController.abort(new Error('client closed'))
       },
       onResponseStart(_controller, statusCode, responseHeaders, statusMessage) {
-        const out = browserResponseHeaders(responseHeaders, id)
+        // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
+        if (statusCode < 200) return
+        const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
+        if (droppedCookies) warnDroppedCookies(droppedCookies)
         try {
           res.writeHead(statusCode, statusMessage || undefined, out)
         }
@@ -92,7 +117,8 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
         path,
         method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
         headers,
-        body: hasBody(req) ? req : null,
+        // Async iterables are a documented dispatch body (Dispatcher.md); undici's type list lags behind.
+        body: hasBody(req) ? requestBody(req) as unknown as Readable : null,
         headersTimeout: config.apiProxyTimeout,
         bodyTimeout: config.apiProxyTimeout,
       }, handler)

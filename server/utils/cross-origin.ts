@@ -3,16 +3,9 @@ import type { TLSSocket } from 'node:tls'
 import { clientInfo } from '../core/forwarding'
 import { isSameOriginRequest } from '../core/origin-check'
 import { useGatewayConfig } from './gateway-config'
-import { GatewayError, sendGatewayError } from './gateway-error'
+import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
 
-export const CROSS_ORIGIN_MESSAGE = 'Yêu cầu khác nguồn gốc bị từ chối.'
-
-/** Whether a raw URL is under /auth/ or /api (the gateway's own paths). */
-export function isGatewayPath(url: string): boolean {
-  return url.startsWith('/auth/') || url === '/api' || url.startsWith('/api/') || url.startsWith('/api?')
-}
-
-/** Answers 403 and returns true when an unsafe request comes from another origin. */
+/** Answers 403 and returns true when an unsafe request comes from another origin (any path: see request-gate). */
 export function refuseCrossOrigin(req: IncomingMessage, res: ServerResponse): boolean {
   const method = req.method ?? 'GET'
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false
@@ -25,6 +18,6 @@ export function refuseCrossOrigin(req: IncomingMessage, res: ServerResponse): bo
     host: clientInfo(req.headers, '', !!(req.socket as TLSSocket).encrypted, trustProxy).host,
     trustedOrigins,
   })
-  if (!allowed) sendGatewayError(res, new GatewayError(403, CROSS_ORIGIN_MESSAGE))
+  if (!allowed) sendGatewayError(res, new GatewayError(403, MESSAGES.crossOrigin))
   return !allowed
 }

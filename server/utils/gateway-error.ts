@@ -22,6 +22,11 @@ export const MESSAGES = {
   apiUnreachable: 'Không kết nối được máy chủ API.',
   apiTimeout: 'Máy chủ API không phản hồi.',
   internal: 'Lỗi máy chủ nội bộ.',
+  crossOrigin: 'Yêu cầu khác nguồn gốc bị từ chối.',
+  methodNotAllowed: 'Phương thức không được hỗ trợ.',
+  notJson: 'Dữ liệu gửi lên phải ở dạng JSON.',
+  bodyTimeout: 'Hết thời gian chờ dữ liệu gửi lên.',
+  iamInvalid: 'IAM trả dữ liệu không hợp lệ.',
 } as const
 
 /**

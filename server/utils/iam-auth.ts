@@ -68,8 +68,30 @@ export async function sendIamOtp(event: H3Event, input: OtpSendRequest) {
   return transactionId ? { transactionId } : {}
 }
 
+let clientsCache: { clients: AuthClientOption[], until: number } | undefined
+let clientsInFlight: Promise<AuthClientOption[]> | undefined
+
+/**
+ * The applications list from a per-process copy kept APP_AUTH_CLIENTS_CACHE_SECONDS (concurrent misses share one IAM
+ * call); a failed call is not kept. 0 turns the copy off: every request calls the IAM.
+ */
+export function cachedIamClients(): Promise<AuthClientOption[]> {
+  const ttlMs = useGatewayConfig().config.clientsCacheSeconds * 1000
+  if (ttlMs <= 0) return fetchIamClients()
+  if (clientsCache && clientsCache.until > Date.now()) return Promise.resolve(clientsCache.clients)
+  clientsInFlight ??= fetchIamClients()
+    .then((clients) => {
+      clientsCache = { clients, until: Date.now() + ttlMs }
+      return clients
+    })
+    .finally(() => {
+      clientsInFlight = undefined
+    })
+  return clientsInFlight
+}
+
 /** The applications list; `status=1` is added when the configured path has no status query. */
-export async function fetchIamClients(): Promise<AuthClientOption[]> {
+async function fetchIamClients(): Promise<AuthClientOption[]> {
   const { config } = useGatewayConfig()
   const path = config.endpoints.clients
   const hasStatus = /[?&]status=/.test(path)

@@ -60,7 +60,7 @@ export async function callIam(call: IamCall): Promise<IamAnswer> {
       size += chunk.length
       if (size > MAX_IAM_RESPONSE_BYTES) {
         response.body.destroy()
-        throw new GatewayError(502, MESSAGES.iamUnreachable)
+        throw new GatewayError(502, MESSAGES.iamInvalid)
       }
       chunks.push(chunk)
     }
@@ -69,6 +69,8 @@ export async function callIam(call: IamCall): Promise<IamAnswer> {
   catch (error) {
     if (error instanceof GatewayError) throw error
     if (signal.aborted) throw new GatewayError(504, MESSAGES.iamTimeout)
+    // The IAM answered, but not in HTTP that parses (a status such as 700, broken headers).
+    if ((error as { name?: string } | null)?.name === 'HTTPParserError') throw new GatewayError(502, MESSAGES.iamInvalid)
     throw new GatewayError(502, MESSAGES.iamUnreachable)
   }
 }
@@ -83,14 +85,19 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * The contract's envelope rule on an answer: a `code` other than 'API000' is 401 with the IAM's message; an HTTP error
- * without an envelope keeps the IAM's status, message 'IAM trả lỗi HTTP <status>.'. Returns the parsed JSON.
+ * The contract's envelope rule on an answer: a `code` other than 'API000' is 401 with the IAM's message (cleaned,
+ * at most 300 characters); an HTTP error (400-599) without an envelope keeps the IAM's status, message
+ * 'IAM trả lỗi HTTP <status>.'; a 2xx that is not JSON, or any other status (3xx, 1xx, 600+): 502 'IAM trả dữ liệu
+ * không hợp lệ.'. Returns the parsed JSON.
  */
 export function expectIamSuccess(answer: IamAnswer): unknown {
   const envelope = checkEnvelope(answer.json)
   if (!envelope.ok) throw new IamRefusal(401, envelope.message)
-  if (answer.status >= 200 && answer.status < 300) return answer.json
-  const status = answer.status >= 400 && answer.status <= 599 ? answer.status : 502
+  if (answer.status >= 200 && answer.status < 300) {
+    if (answer.json === undefined) throw new GatewayError(502, MESSAGES.iamInvalid)
+    return answer.json
+  }
+  if (answer.status < 400 || answer.status > 599) throw new GatewayError(502, MESSAGES.iamInvalid)
   const message = `IAM trả lỗi HTTP ${answer.status}.`
-  throw status === 401 || status === 403 ? new IamRefusal(status, message) : new GatewayError(status, message)
+  throw answer.status === 401 || answer.status === 403 ? new IamRefusal(answer.status, message) : new GatewayError(answer.status, message)
 }

@@ -4,15 +4,29 @@ import { GatewayError, MESSAGES } from './gateway-error'
 
 /** Largest body POST /auth/login and POST /auth/otp/send read. */
 export const MAX_AUTH_BODY_BYTES = 64 * 1024
+/** The whole body must arrive within this time of the headers. */
+export const AUTH_BODY_TIMEOUT_MS = 10_000
 /** After a 413, this much more is read and dropped so the client can finish sending and read the answer. */
 const MAX_DISCARD_BYTES = 16 * 1024 * 1024
 
+/** `application/json`, parameters (charset) allowed; anything else, a missing type included, is not JSON. */
+export function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false
+  const type = value.split(';')[0]!.trim().toLowerCase()
+  return type === 'application/json'
+}
+
 /**
- * Reads the request body as a JSON object, at most `limit` bytes (413 past that, before anything else happens).
- * Anything that is not a JSON object is null.
+ * Reads the request body as a JSON object: only `Content-Type: application/json` (415 otherwise, so a plain HTML form
+ * can never log anyone in), at most `limit` bytes (413 past that), all of it within 10 s (408, and the connection
+ * closes). Each check comes before anything else happens. Anything that is not a JSON object is null.
  */
 export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Promise<Record<string, unknown> | null> {
   const req = event.node.req
+  if (!isJsonContentType(req.headers['content-type'])) {
+    discard(req, 0)
+    return Promise.reject(new GatewayError(415, MESSAGES.notJson))
+  }
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > limit) {
     discard(req, 0)
@@ -21,18 +35,33 @@ export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Pro
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
+    const stop = () => {
+      clearTimeout(timer)
+      req.off('data', onData)
+      req.off('end', onEnd)
+    }
+    const timer = setTimeout(() => {
+      stop()
+      req.resume()
+      reject(new GatewayError(408, MESSAGES.bodyTimeout, { connection: 'close' }))
+    }, AUTH_BODY_TIMEOUT_MS)
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size <= limit) return void chunks.push(chunk)
-      req.off('data', onData)
-      req.off('end', onEnd)
+      stop()
       discard(req, size)
       reject(new GatewayError(413, MESSAGES.bodyTooLarge))
     }
-    const onEnd = () => resolve(parseObject(Buffer.concat(chunks).toString('utf8')))
+    const onEnd = () => {
+      stop()
+      resolve(parseObject(Buffer.concat(chunks).toString('utf8')))
+    }
     req.on('data', onData)
     req.on('end', onEnd)
-    req.on('error', reject)
+    req.on('error', (error) => {
+      stop()
+      reject(error)
+    })
   })
 }
 

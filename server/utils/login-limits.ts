@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { TLSSocket } from 'node:tls'
 import { clientInfo } from '../core/forwarding'
-import { MemoryRateLimitStore, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/rate-limit'
+import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/rate-limit'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError } from './gateway-error'
 import { IamRefusal } from './iam-client'
@@ -12,19 +11,21 @@ let store: RateLimitStore | undefined
 
 /** Creates the counters once at start: in Redis when APP_REDIS_URL is set, else in memory. */
 export async function startLoginLimits(): Promise<void> {
-  const { redisUrl } = useGatewayConfig().config
-  store = redisUrl ? new RedisRateLimitStore(await connectRateLimitRedis(redisUrl)) : new MemoryRateLimitStore()
+  const { redisUrl, rateLimit } = useGatewayConfig().config
+  const local = new MemoryRateLimitStore(rateLimit.maxKeys)
+  store = redisUrl ? new RedisRateLimitStore(await connectRateLimitRedis(redisUrl), local) : local
 }
 
 function useStore(): RateLimitStore {
-  store ??= new MemoryRateLimitStore()
+  store ??= new MemoryRateLimitStore(useGatewayConfig().config.rateLimit.maxKeys)
   return store
 }
 
-/** The client address, through APP_TRUST_PROXY reverse proxies. */
+/** The address the client is counted by (through APP_TRUST_PROXY reverse proxies; IPv6 by its /64). */
 function clientAddress(event: H3Event): string {
   const req = event.node.req
-  return clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy).ip
+  const { ip } = clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy)
+  return rateLimitAddress(ip)
 }
 
 type AttemptOutcome = 'accepted' | 'refused' | 'other'
@@ -41,9 +42,8 @@ interface AttemptTicket {
 async function reserveAttempt(event: H3Event, username: string): Promise<AttemptTicket> {
   const { perUser, perIp, windowSeconds } = useGatewayConfig().config.rateLimit
   const ip = clientAddress(event)
-  const userHash = createHash('sha256').update(username.normalize('NFKC').toLowerCase()).digest('base64url').slice(0, 22)
-  const userKey = `svc:rl:u:${ip}:${userHash}`
-  const ipKey = `svc:rl:ip:${ip}`
+  const userKey = limitKey('u', ip, username.normalize('NFKC').toLowerCase())
+  const ipKey = limitKey('ip', ip)
   const entries: LimitEntry[] = [{ key: userKey, limit: perUser }, { key: ipKey, limit: perIp }]
   const result = await useStore().reserve(entries, windowSeconds * 1000)
   if (!result.ok) {

@@ -6,28 +6,25 @@ const REDIS_BUDGET_MS = 500
 const LOG_EVERY_MS = 60_000
 
 /**
- * Increments every key (expiry set on creation); when one is over its limit, undoes all and returns the longest
- * remaining window in ms, else 0. One round trip, atomic.
+ * When any key is at its limit, returns the longest remaining window in ms and counts nothing (a refused attempt
+ * creates no key); else increments every key (expiry set on creation) and returns 0. One round trip, atomic.
  */
 const RESERVE_SCRIPT = `
 local window = tonumber(ARGV[1])
-local counts = {}
-for i, key in ipairs(KEYS) do
-  counts[i] = redis.call('INCR', key)
-  if counts[i] == 1 then redis.call('PEXPIRE', key, window) end
-end
 local wait = 0
 for i, key in ipairs(KEYS) do
-  if counts[i] > tonumber(ARGV[i + 1]) then
+  local count = tonumber(redis.call('GET', key) or '0')
+  if count + 1 > tonumber(ARGV[i + 1]) then
     local ttl = redis.call('PTTL', key)
     if ttl < 0 then ttl = window end
     if ttl > wait then wait = ttl end
   end
 end
-if wait > 0 then
-  for i, key in ipairs(KEYS) do redis.call('DECR', key) end
+if wait > 0 then return wait end
+for i, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, window) end
 end
-return wait`
+return 0`
 
 const RELEASE_SCRIPT = `
 for i, key in ipairs(KEYS) do

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { appendResponseHeader, type H3Event } from 'h3'
 import type { AuthUser } from '../../shared/types'
 import { fitSessionToBudget } from '../core/budget'
-import { DEVICE_COOKIE, readCookie, serializeCookie, SESSION_COOKIE } from '../core/cookie'
+import { cookieValues, DEVICE_COOKIE, readCookie, readSingleCookie, serializeCookie, SESSION_COOKIE } from '../core/cookie'
 import { isDeviceId } from '../core/device'
 import { sealSession, SESSION_TTL_MS, type SessionPayload } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
@@ -13,10 +13,18 @@ const DEVICE_MAX_AGE = 365 * 24 * 60 * 60
 /** Secure everywhere but under `nuxt dev`. */
 const secure = !import.meta.dev
 
-/** The session of the request, or null for a missing, malformed, tampered, foreign or expired cookie. */
+/**
+ * The session of the request, or null for a missing, malformed, tampered, foreign or expired cookie, and for more
+ * than one svc_session value (a sibling subdomain can plant one that the browser sends first).
+ */
 export function readGatewaySession(event: H3Event): SessionPayload | null {
-  const value = readCookie(event.node.req.headers.cookie, SESSION_COOKIE)
+  const value = readSingleCookie(event.node.req.headers.cookie, SESSION_COOKIE)
   return value ? useGatewayConfig().sessions.open(value) : null
+}
+
+/** Whether the request carries more than one svc_session value. */
+export function hasPlantedSession(event: H3Event): boolean {
+  return cookieValues(event.node.req.headers.cookie, SESSION_COOKIE).length > 1
 }
 
 /**

@@ -24,6 +24,8 @@ export interface RunningGateway {
   port: number
   /** Everything the process printed so far. */
   output: () => string
+  /** What the process wrote to stderr so far. */
+  stderr: () => string
   stop: () => Promise<void>
   process: ChildProcess
 }
@@ -40,11 +42,15 @@ export async function startGateway(env: Record<string, string>): Promise<Running
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
+  let stderr = ''
   const collect = (chunk: Buffer) => {
     output += chunk
   }
   child.stdout!.on('data', collect)
   child.stderr!.on('data', collect)
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk
+  })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 20_000
   for (;;) {
@@ -58,10 +64,11 @@ export async function startGateway(env: Record<string, string>): Promise<Running
       await new Promise(resolve => setTimeout(resolve, 100))
     }
   }
-  return {
+  const gateway: RunningGateway = {
     url,
     port,
     output: () => output,
+    stderr: () => stderr,
     process: child,
     stop: () => new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve()
@@ -69,6 +76,16 @@ export async function startGateway(env: Record<string, string>): Promise<Running
       child.kill('SIGTERM')
     }),
   }
+  started.push(gateway)
+  return gateway
+}
+
+/** Every gateway started by the current test file (see test/helpers/clean-stderr.ts). */
+export const started: RunningGateway[] = []
+
+/** Lines of a gateway's stderr that show an uncaught exception or a stack trace. */
+export function crashLines(stderr: string): string[] {
+  return stderr.split('\n').filter(line => /^\s+at\s|Uncaught|unhandled|\b(TypeError|ReferenceError|RangeError|SyntaxError)\b/i.test(line))
 }
 
 /** Runs the built server with the given variables until it exits (for start-up failures). */

@@ -23,7 +23,7 @@ afterAll(async () => {
 })
 
 async function loginCookie(username = 'admin', password = 'admin123') {
-  const response = await fetch(`${gateway.url}/auth/login`, { method: 'POST', body: JSON.stringify({ username, password }) })
+  const response = await fetch(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
   expect(response.status).toBe(200)
   const token = iam.requests.filter(r => r.path === '/iam/user/userInfo').at(-1)!.headers.authorization as string
   return { cookie: cookiePair(findSetCookie(response, 'svc_session')!), token }

@@ -10,7 +10,8 @@ let gateway: RunningGateway
 
 beforeAll(async () => {
   iam = await startDevIam({ slowMs: 11_000 })
-  gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_AUTH_CLIENT_ID: 'ORDERS_WEB' })
+  // The clients cache off: each scenario below must reach the IAM (the cache has its own tests in hardening.test.ts).
+  gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_AUTH_CLIENT_ID: 'ORDERS_WEB', APP_AUTH_CLIENTS_CACHE_SECONDS: '0' })
 })
 afterAll(async () => {
   await gateway?.stop()

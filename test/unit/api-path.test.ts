@@ -14,6 +14,8 @@ describe('backendPath', () => {
     ['/api/', '/v1', '/v1/'],
     ['/api/..hidden/x', '/', '/..hidden/x'],
     ['/api/orders?next=../../admin', '/', '/orders?next=../../admin'],
+    ['/api/orders;v=2/items', '/', '/orders;v=2/items'],
+    ['/api/..x;/y', '/', '/..x;/y'],
   ])('%s on base %s -> %s', (url, base, expected) => {
     expect(backendPath(url, base)).toBe(expected)
   })
@@ -22,6 +24,7 @@ describe('backendPath', () => {
     '/api/../admin', '/api/orders/../../admin', '/api/./x', '/api/%2e%2e/admin', '/api/%2E%2E/admin', '/api/.%2e/admin',
     '/api/%252e%252e/admin', '/api/..%2fadmin', '/api/..%5cadmin', '/api/..\\admin', '/api/x/..', '/api/%2e',
     '/api/%2e%2e%2', '/apiary', '/other', 'http://evil/api/x', '/api/%25252e%25252e/x',
+    '/api/..;/admin', '/api/%2e%2e;a=b/x', '/api/..%3b/x', '/api/.;/x', '/api/x/..;jsessionid=1/admin', '/api/..;', '/api/%2e;x',
   ])('refuses %s', (url) => {
     expect(backendPath(url, '/v1')).toBeNull()
   })

@@ -67,7 +67,8 @@ describe('parseGatewayConfig', () => {
     expect(config.mapping.permissionType).toBe('web')
     expect(config.authenMethod).toEqual({ authenticator: 'AUTHENTICATOR', messenger: 'MESSENGER' })
     expect(config.apiProxyTimeout).toBe(60_000)
-    expect(config.rateLimit).toEqual({ perUser: 5, perIp: 100, windowSeconds: 900 })
+    expect(config.rateLimit).toEqual({ perUser: 5, perIp: 100, windowSeconds: 900, maxKeys: 100_000 })
+    expect(config.clientsCacheSeconds).toBe(60)
     expect(config.trustProxy).toBe(0)
   })
   it('coerces values as Nitro hands them over', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../../server/core/forwarding'
 
-const context = { targetHost: 'backend:9000', forwardedFor: '10.0.0.9', proto: 'https', host: 'gw.example', requestId: 'rid-1' }
+const context = { targetHost: 'backend:9000', forwardedFor: '10.0.0.9', clientIp: '10.0.0.9', proto: 'https', host: 'gw.example', requestId: 'rid-1' }
 
 describe('backendRequestHeaders', () => {
   it('drops cookies, client Authorization, hop-by-hop headers and those named in Connection', () => {
@@ -33,8 +33,21 @@ describe('backendRequestHeaders', () => {
       'x-forwarded-for': '10.0.0.9',
       'x-forwarded-proto': 'https',
       'x-forwarded-host': 'gw.example',
+      'x-real-ip': '10.0.0.9',
       'x-request-id': 'rid-1',
     })
+  })
+
+  it('drops every client-address header the gateway does not set itself, and sets X-Real-IP', () => {
+    const spoofed = {
+      'forwarded': 'for=6.6.6.6', 'x-real-ip': '6.6.6.6', 'true-client-ip': '6.6.6.6', 'x-client-ip': '6.6.6.6',
+      'cf-connecting-ip': '6.6.6.6', 'fastly-client-ip': '6.6.6.6', 'x-cluster-client-ip': '6.6.6.6', 'x-forwarded-port': '1',
+      'x-forwarded-prefix': '/evil', 'x-forwarded-server': 'evil', 'x-original-url': '/admin', 'x-rewrite-url': '/admin',
+      'x-original-forwarded-for': '6.6.6.6',
+    }
+    const headers = backendRequestHeaders(spoofed, context)
+    for (const name of Object.keys(spoofed)) if (name !== 'x-real-ip') expect(headers[name]).toBeUndefined()
+    expect(headers['x-real-ip']).toBe('10.0.0.9')
   })
   it('sets Bearer <token> only when a live token is given', () => {
     expect(backendRequestHeaders({}, { ...context, accessToken: 'abc' }).authorization).toBe('Bearer abc')
@@ -52,7 +65,17 @@ describe('browserResponseHeaders', () => {
       'transfer-encoding': 'chunked',
       'keep-alive': 'timeout=5',
       'www-authenticate': 'Bearer',
-    }, 'rid')).toEqual({ 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'www-authenticate': 'Bearer', 'x-request-id': 'rid' })
+    }, 'rid')).toEqual({
+      headers: { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'www-authenticate': 'Bearer', 'x-request-id': 'rid' },
+      droppedCookies: 0,
+    })
+  })
+
+  it('drops a backend Set-Cookie for the gateway\'s own cookies, whatever its case and spacing', () => {
+    expect(browserResponseHeaders({
+      'set-cookie': ['svc_session=forged; Path=/', 'a=1', ' SVC_DEVICE = x', 'svc_session_other=1'],
+    }, 'rid')).toEqual({ headers: { 'set-cookie': ['a=1', 'svc_session_other=1'], 'x-request-id': 'rid' }, droppedCookies: 2 })
+    expect(browserResponseHeaders({ 'set-cookie': 'svc_session=forged' }, 'rid')).toEqual({ headers: { 'x-request-id': 'rid' }, droppedCookies: 1 })
   })
 })
 
@@ -74,6 +97,14 @@ describe('clientInfo', () => {
     expect(clientInfo(headers, '9.9.9.9', false, 1)).toEqual({ ip: '3.3.3.3', forwardedFor: '1.1.1.1, 2.2.2.2, 3.3.3.3, 9.9.9.9', proto: 'https', host: 'gw.example' })
     expect(clientInfo(headers, '9.9.9.9', false, 2).ip).toBe('2.2.2.2')
     expect(clientInfo(headers, '9.9.9.9', false, 5).ip).toBe('1.1.1.1')
+  })
+  it('believes only an address that parses as an IP address', () => {
+    const spoofed = (value: string) => clientInfo({ 'x-forwarded-for': value }, '9.9.9.9', false, 1).ip
+    expect(spoofed('x'.repeat(15_000))).toBe('9.9.9.9')
+    expect(spoofed('1.1.1.1, evil')).toBe('9.9.9.9')
+    expect(spoofed('1.1.1.1, 999.1.1.1')).toBe('9.9.9.9')
+    expect(spoofed('1.1.1.1, 2001:db8::1')).toBe('2001:db8::1')
+    expect(spoofed('::ffff:5.5.5.5')).toBe('5.5.5.5')
   })
   it('falls back to the socket when no X-Forwarded-For came', () => {
     expect(clientInfo({ host: 'h' }, '9.9.9.9', true, 1)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'https', host: 'h' })

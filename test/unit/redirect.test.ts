@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { encodeLocation, isInternalPath, safeRedirect } from '../../shared/redirect'
+import { hostileRedirects } from './redirect-corpus'
 
 const OWN = 'https://gw.example'
 const HOSTILE = [
@@ -31,21 +30,35 @@ describe('isInternalPath / safeRedirect', () => {
     for (const value of [undefined, null, 42, ['/a'], { a: 1 }, `/${'a'.repeat(3000)}`]) expect(safeRedirect(value)).toBe('/')
   })
 
-  it('keeps the origin for every payload of the open-redirect corpus, raw and decoded once', () => {
-    const file = fileURLToPath(new URL('../../../shared/data/openredirects.txt', import.meta.url))
-    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean)
-    expect(lines.length).toBeGreaterThan(550)
-    for (const line of lines) {
-      let decoded = line
-      try {
-        decoded = decodeURIComponent(line)
+  it('keeps the origin for every payload of the generated corpus, raw and decoded once and twice', () => {
+    const payloads = hostileRedirects()
+    expect(payloads.length).toBeGreaterThan(1_000)
+    let leaving = 0
+    for (const payload of payloads) {
+      const forms = [payload]
+      for (let i = 0; i < 2; i++) {
+        try {
+          forms.push(decodeURIComponent(forms.at(-1)!))
+        }
+        catch { /* not decodable: the forms so far are tested */ }
       }
-      catch { /* not decodable: the raw line is tested */ }
-      for (const candidate of [line, decoded]) {
+      for (const candidate of forms) {
+        // A candidate a browser would resolve to another origin (or scheme) must never pass as internal.
+        let resolved: URL | undefined
+        try {
+          resolved = new URL(candidate, OWN)
+        }
+        catch { /* unparseable: the browser would not follow it either */ }
+        if (resolved && resolved.origin !== OWN) {
+          leaving++
+          expect(isInternalPath(candidate), JSON.stringify(candidate)).toBe(false)
+        }
         const location = encodeLocation(safeRedirect(candidate))
-        expect(new URL(location, OWN).origin, candidate).toBe(OWN)
+        expect(new URL(location, OWN).origin, JSON.stringify(candidate)).toBe(OWN)
       }
     }
+    // The corpus really attacks: most of its decoded payloads leave the origin when followed naively.
+    expect(leaving).toBeGreaterThan(1_000)
   })
 })
 

@@ -1,7 +1,7 @@
 import { MOCK_CLIENTS } from '../../core/mock'
 import { useGatewayConfig } from '../../utils/gateway-config'
 import { defineGatewayRoute } from '../../utils/gateway-route'
-import { fetchIamClients } from '../../utils/iam-auth'
+import { cachedIamClients } from '../../utils/iam-auth'
 import { requireIamBaseUrl } from '../../utils/iam-client'
 
 /** GET /auth/clients: the applications of the login form; an IAM failure is an empty list and a warning. */
@@ -11,7 +11,7 @@ export default defineGatewayRoute(async () => {
   requireIamBaseUrl()
   if (!config.endpoints.clients) return { clients: [] }
   try {
-    return { clients: await fetchIamClients() }
+    return { clients: await cachedIamClients() }
   }
   catch (error) {
     console.warn('[svc-auth-gateway] không lấy được danh sách ứng dụng từ IAM:', error instanceof Error ? error.message : error)

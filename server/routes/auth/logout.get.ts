@@ -1,13 +1,29 @@
 import { getQuery } from 'h3'
 import { encodeLocation, safeRedirect } from '../../../shared/redirect'
+import { logoutConfirmationHtml } from '../../core/logout-page'
 import { defineGatewayRoute } from '../../utils/gateway-route'
 import { clearGatewaySession } from '../../utils/session-cookie'
 
-/** GET /auth/logout: removes svc_session and sends the browser to an internal `redirect` path (else '/'). */
+/**
+ * GET /auth/logout: removes svc_session and sends the browser to an internal `redirect` path (else '/').
+ * Reached by another site's navigation (Sec-Fetch-Site cross-site or same-site), it only asks (a page that cannot
+ * be framed); the answer's button is then a same-origin navigation.
+ */
 export default defineGatewayRoute((event) => {
-  clearGatewaySession(event)
   const res = event.node.res
+  const redirect = safeRedirect(getQuery(event).redirect)
+  const site = event.node.req.headers['sec-fetch-site']
+  if (site === 'cross-site' || site === 'same-site') {
+    const html = logoutConfirmationHtml(`/auth/logout?redirect=${encodeURIComponent(redirect)}`)
+    res.statusCode = 200
+    res.setHeader('content-type', 'text/html; charset=utf-8')
+    res.setHeader('content-security-policy', 'default-src \'none\'; style-src \'unsafe-inline\'; frame-ancestors \'none\'')
+    res.setHeader('x-frame-options', 'DENY')
+    res.end(html)
+    return
+  }
+  clearGatewaySession(event)
   res.statusCode = 302
-  res.setHeader('location', encodeLocation(safeRedirect(getQuery(event).redirect)))
+  res.setHeader('location', encodeLocation(redirect))
   res.end()
 })

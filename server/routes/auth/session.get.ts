@@ -2,13 +2,16 @@ import { liveToken } from '../../core/seal'
 import { useGatewayConfig } from '../../utils/gateway-config'
 import { defineGatewayRoute } from '../../utils/gateway-route'
 import { fetchIamUser } from '../../utils/iam-auth'
-import { readGatewaySession } from '../../utils/session-cookie'
+import { clearGatewaySession, hasPlantedSession, readGatewaySession } from '../../utils/session-cookie'
 import type { SessionResponse } from '../../../shared/types'
 
 /** GET /auth/session: the session's user with fresh permissions, or null; never an authentication error. */
 export default defineGatewayRoute(async (event): Promise<SessionResponse> => {
   const session = readGatewaySession(event)
-  if (!session) return { user: null }
+  if (!session) {
+    if (hasPlantedSession(event)) clearGatewaySession(event)
+    return { user: null }
+  }
   if (useGatewayConfig().config.mock || !session.accessToken) return { user: session.user }
   const token = liveToken(session)
   if (!token) return { user: null }

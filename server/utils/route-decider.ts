@@ -1,0 +1,14 @@
+// The virtual module's type must reach every program that compiles this file (Nuxt's app types import the routes).
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
+/// <reference path="../gateway-routes.d.ts" />
+// Generated at build time (see nuxt.config.ts): every route of Nitro's router, the gateway's /api/** catch-all marked.
+import routes from '#svc-gateway/routes'
+import { createRouteDecider, type RouteDecider } from '../core/route-match'
+
+let decider: RouteDecider | undefined
+
+/** What Nitro's router would route a (router path, lower-case method) to; built once from the build's routes. */
+export function useRouteDecider(): RouteDecider {
+  decider ??= createRouteDecider(routes)
+  return decider
+}
