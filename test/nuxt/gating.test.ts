@@ -4,7 +4,7 @@ import { defineComponent, h, nextTick, withDirectives, resolveDirective } from '
 import Can from '../../app/components/Can.vue'
 import { AUTH_STATE_KEY, useAuth, useAuthUser } from '../../app/composables/useAuth'
 import { usePermission } from '../../app/composables/usePermission'
-import { AppError, NETWORK_ERROR_MESSAGE } from '../../app/utils/app-error'
+import { AppError } from '../../app/utils/app-error'
 import type { AuthUser } from '../../shared/types'
 
 const sale: AuthUser = { id: 'u-sale', name: 'Lê Bán Hàng', email: 's@x.vn', roles: ['sale'], permissions: ['/orders/search', '/orders/create'] }
@@ -70,7 +70,7 @@ describe('AppError', () => {
 
   it('turns a network failure into status 0 with a Vietnamese message', async () => {
     const failure = await $fetch('http://127.0.0.1:1/unreachable', { retry: 0 }).catch((error: unknown) => AppError.from(error))
-    expect(failure).toMatchObject({ status: 0, message: NETWORK_ERROR_MESSAGE })
+    expect(failure).toMatchObject({ status: 0, message: 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.' })
   })
 
   it('reads a backend body { message } too', () => {

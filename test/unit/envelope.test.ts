@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { checkEnvelope, IAM_REFUSED_MESSAGE } from '../../server/core/envelope'
+import { checkEnvelope, cleanIamMessage } from '../../server/core/envelope'
+
+const REFUSED = 'IAM từ chối yêu cầu.'
 
 describe('checkEnvelope', () => {
   it.each([
@@ -9,9 +11,29 @@ describe('checkEnvelope', () => {
     ['<html>', { ok: true }],
     [{ code: 'AUTH001', message: 'Sai mật khẩu' }, { ok: false, message: 'Sai mật khẩu' }],
     [{ code: null, message: 'Lỗi' }, { ok: false, message: 'Lỗi' }],
-    [{ code: 'X', message: '' }, { ok: false, message: IAM_REFUSED_MESSAGE }],
-    [{ code: 'X' }, { ok: false, message: IAM_REFUSED_MESSAGE }],
+    [{ code: 'X', message: '' }, { ok: false, message: REFUSED }],
+    [{ code: 'X', message: '\u0000\r\n' }, { ok: false, message: REFUSED }],
+    [{ code: 'X' }, { ok: false, message: REFUSED }],
+    [{ code: 'X', message: 42 }, { ok: false, message: REFUSED }],
   ])('%j', (response, expected) => {
     expect(checkEnvelope(response)).toEqual(expected)
+  })
+})
+
+describe('cleanIamMessage', () => {
+  it.each([
+    ['Sai mật khẩu.', 'Sai mật khẩu.'],
+    ['Sai\r\nmật\tkhẩu', 'Sai mật khẩu'],
+    ['a\u0000b\u001Bc\u007Fd\u0085e', 'a b c d e'],
+    ['\u202Egnp.exe\u202C ok', 'gnp.exe ok'],
+    ['  nhiều    khoảng   trắng  ', 'nhiều khoảng trắng'],
+  ])('%j -> %j', (input, expected) => {
+    expect(cleanIamMessage(input)).toBe(expected)
+  })
+
+  it('keeps at most 300 characters, never cutting a character in two', () => {
+    expect(Array.from(cleanIamMessage('ệ'.repeat(1_000)))).toHaveLength(300)
+    expect(cleanIamMessage('😀'.repeat(400))).toBe('😀'.repeat(300))
+    expect(cleanIamMessage('x'.repeat(900_000))).toBe('x'.repeat(300))
   })
 })

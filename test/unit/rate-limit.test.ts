@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MemoryRateLimitStore, retryAfterSeconds } from '../../server/core/rate-limit'
+import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds } from '../../server/core/rate-limit'
 
 function clockedStore(maxKeys = 1000) {
   let time = 1_000_000
@@ -63,6 +63,65 @@ describe('MemoryRateLimitStore', () => {
     }
     // The shared IP key was touched on every attempt: it survived and has hit its limit.
     expect(store.reserveNow([ip], 60_000).ok).toBe(false)
+  })
+})
+
+describe('MemoryRateLimitStore under attack', () => {
+  it('keeps a blocking counter through any flood of other keys until its window ends', () => {
+    const { store, advance } = clockedStore(100)
+    for (let i = 0; i < 3; i++) store.reserveNow([user], 60_000)
+    expect(store.reserveNow([user], 60_000).ok).toBe(false)
+    for (let i = 0; i < 100_000; i++) store.reserveNow([{ key: `flood-${i}`, limit: 5 }], 60_000)
+    expect(store.size).toBeLessThanOrEqual(100)
+    expect(store.reserveNow([user], 60_000).ok).toBe(false)
+    advance(60_000)
+    expect(store.reserveNow([user], 60_000).ok).toBe(true)
+  })
+
+  it('creates no counter for a refused attempt', () => {
+    const { store } = clockedStore()
+    const tight = { key: 'ip', limit: 1 }
+    store.reserveNow([tight], 60_000)
+    const before = store.size
+    for (let i = 0; i < 50; i++) expect(store.reserveNow([{ key: `user-${i}`, limit: 5 }, tight], 60_000).ok).toBe(false)
+    expect(store.size).toBe(before)
+  })
+
+  it('refuses new keys while it is full of blocking counters, until the first window ends', () => {
+    const { store, advance } = clockedStore(100)
+    for (let i = 0; i < 100; i++) {
+      advance(10)
+      expect(store.reserveNow([{ key: `blocked-${i}`, limit: 1 }], 60_000).ok).toBe(true)
+    }
+    const full = store.reserveNow([{ key: 'newcomer', limit: 5 }], 60_000)
+    expect(full).toEqual({ ok: false, retryAfterMs: 60_000 - 990 })
+    advance(60_000 - 990)
+    expect(store.reserveNow([{ key: 'newcomer', limit: 5 }], 60_000).ok).toBe(true)
+    expect(store.size).toBe(100)
+  })
+})
+
+describe('rateLimitAddress', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['2001:db8:1:2::1', '2001:db8:1:2::/64'],
+    ['2001:0db8:0001:0002:ffff:ffff:ffff:0009', '2001:db8:1:2::/64'],
+    ['2001:DB8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::ffff:192.0.2.1', '0:0:0:0::/64'],
+    ['2001:db8::', '2001:db8:0:0::/64'],
+  ])('%s is counted as %s', (ip, expected) => {
+    expect(rateLimitAddress(ip)).toBe(expected)
+  })
+})
+
+describe('limitKey', () => {
+  it('has one size whatever it is given', () => {
+    const sizes = new Set([limitKey('u', 'a', 'b'), limitKey('u', '1.2.3.4', 'x'.repeat(100_000)), limitKey('u', '')].map(key => key.length))
+    expect(sizes).toEqual(new Set(['svc:rl:u:'.length + 22]))
+    expect(limitKey('ip', 'x'.repeat(100_000))).toHaveLength('svc:rl:ip:'.length + 22)
+    expect(limitKey('u', 'a', 'b')).not.toBe(limitKey('u', 'ab'))
   })
 })
 

@@ -1,0 +1,153 @@
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startDevIam } from '../../dev/iam.mjs'
+import { startGateway, type RunningGateway } from '../helpers/gateway'
+import { rawRequest } from '../helpers/raw-http'
+import { startRedis } from '../helpers/redis'
+import { startScriptedIam } from '../helpers/scripted-iam'
+
+const TOO_MANY = /^Bạn đã thử quá nhiều lần\. Vui lòng thử lại sau \d+ giây\.$/
+
+let iam: Awaited<ReturnType<typeof startDevIam>>
+const running: RunningGateway[] = []
+
+beforeAll(async () => {
+  iam = await startDevIam({ slowMs: 11_000 })
+})
+afterAll(async () => {
+  await Promise.all(running.map(gateway => gateway.stop()))
+  await iam?.close()
+})
+
+async function gatewayWith(env: Record<string, string>) {
+  const gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, ...env })
+  running.push(gateway)
+  return gateway
+}
+
+function attempt(gateway: RunningGateway, path: '/auth/login' | '/auth/otp/send', username: string, password: string, headers: Record<string, string> = {}) {
+  return rawRequest(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ username, password }) })
+}
+const login = (gateway: RunningGateway, username: string, password: string, headers?: Record<string, string>) => attempt(gateway, '/auth/login', username, password, headers)
+const from = (ip: string) => ({ 'x-forwarded-for': ip })
+
+async function statuses(count: number, run: () => Promise<{ status: number }>): Promise<number[]> {
+  const seen: number[] = []
+  for (let i = 0; i < count; i++) seen.push((await run()).status)
+  return seen
+}
+
+describe('what the limits count', () => {
+  it('counts nothing for IAM 5xx or an unreachable IAM', async () => {
+    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '1' })
+    expect(await statuses(3, () => login(gateway, 'http-503', 'x'))).toEqual([503, 503, 503])
+    iam.state.scenario = 'down'
+    try {
+      expect(await statuses(3, () => login(gateway, 'viewer', 'x'))).toEqual([502, 502, 502])
+    }
+    finally {
+      iam.state.scenario = 'normal'
+    }
+    expect(await statuses(2, () => login(gateway, 'viewer', 'x'))).toEqual([401, 429])
+  })
+
+  it('counts nothing for an IAM timeout', async () => {
+    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '1' })
+    iam.state.scenario = 'slow'
+    try {
+      expect((await login(gateway, 'viewer', 'x')).status).toBe(504)
+    }
+    finally {
+      iam.state.scenario = 'normal'
+    }
+    expect(await statuses(2, () => login(gateway, 'viewer', 'x'))).toEqual([401, 429])
+  }, 30_000)
+
+  it('counts an IAM HTTP 401 without an envelope', async () => {
+    const scripted = await startScriptedIam()
+    try {
+      scripted.answer('401 Unauthorized', 'no', 'text/plain')
+      const gateway = await gatewayWith({ APP_AUTH_BASE_URL: scripted.url, APP_RATE_LIMIT_PER_USER: '1' })
+      const first = await login(gateway, 'viewer', 'x')
+      expect(first.status).toBe(401)
+      expect(JSON.parse(first.body).statusMessage).toBe('IAM trả lỗi HTTP 401.')
+      const second = await login(gateway, 'viewer', 'x')
+      expect(second.status).toBe(429)
+      expect(JSON.parse(second.body).statusMessage).toMatch(TOO_MANY)
+      expect(scripted.calls()).toBe(1)
+    }
+    finally {
+      await scripted.close()
+    }
+  })
+
+  it('does not clear the count on a successful OTP send (a login does)', async () => {
+    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '2' })
+    expect((await login(gateway, 'otp.sms', 'wrong')).status).toBe(401)
+    expect((await attempt(gateway, '/auth/otp/send', 'otp.sms', 'otp123')).status).toBe(200)
+    expect((await login(gateway, 'otp.sms', 'wrong')).status).toBe(401)
+    expect((await attempt(gateway, '/auth/otp/send', 'otp.sms', 'otp123')).status).toBe(429)
+  })
+
+  it('holds an address back across usernames with the per-IP limit', async () => {
+    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '10', APP_RATE_LIMIT_PER_IP: '3' })
+    for (const name of ['a1', 'a2', 'a3']) expect((await login(gateway, name, 'x')).status).toBe(401)
+    expect((await login(gateway, 'a4', 'x')).status).toBe(429)
+    expect((await login(gateway, 'admin', 'admin123')).status).toBe(429)
+  })
+
+  it('turns a limit off at the route with 0', async () => {
+    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '0', APP_RATE_LIMIT_PER_IP: '0' })
+    expect(await statuses(12, () => login(gateway, 'viewer', 'x'))).toEqual(Array<number>(12).fill(401))
+    expect((await login(gateway, 'viewer', 'viewer123')).status).toBe(200)
+  })
+})
+
+describe('counters an attacker cannot push out', () => {
+  it('keeps a blocking counter through a flood of fresh usernames from another address', async () => {
+    const gateway = await gatewayWith({ APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_USER: '3', APP_RATE_LIMIT_PER_IP: '1000', APP_RATE_LIMIT_MAX_KEYS: '100' })
+    expect(await statuses(3, () => login(gateway, 'viewer', 'x', from('10.0.0.1')))).toEqual([401, 401, 401])
+    expect((await login(gateway, 'viewer', 'viewer123', from('10.0.0.1'))).status).toBe(429)
+    const flood = await Promise.all(Array.from({ length: 300 }, (_, i) => login(gateway, `flood-${i}`, 'x', from('10.0.0.2'))))
+    expect(flood.every(answer => answer.status === 401)).toBe(true)
+    // Five more guesses would have come with an evicted counter; the real password is still refused.
+    expect((await login(gateway, 'viewer', 'viewer123', from('10.0.0.1'))).status).toBe(429)
+    // Room is still made for honest users (the flood's counters are not blocking).
+    expect((await login(gateway, 'sale', 'sale123', from('10.0.0.3'))).status).toBe(200)
+  })
+
+  it('believes only an X-Forwarded-For address that parses as an IP, and counts IPv6 by its /64', async () => {
+    const gateway = await gatewayWith({ APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_USER: '2' })
+    // A huge or garbage value is the socket's address (127.0.0.1), not a fresh key per request.
+    expect((await login(gateway, 'admin', 'x', from('x'.repeat(15_000)))).status).toBe(401)
+    expect((await login(gateway, 'admin', 'x', from('not-an-ip'))).status).toBe(401)
+    expect((await login(gateway, 'admin', 'x')).status).toBe(429)
+
+    expect(await statuses(2, () => login(gateway, 'sale', 'x', from('2001:db8:1:2::1')))).toEqual([401, 401])
+    expect((await login(gateway, 'sale', 'x', from('2001:db8:1:2:ffff:ffff:ffff:9')))).toMatchObject({ status: 429 })
+    expect((await login(gateway, 'sale', 'x', from('2001:db8:1:3::1'))).status).toBe(401)
+  })
+
+  it('creates no Redis key for a refused attempt', async () => {
+    const redis = await startRedis()
+    const client = new Redis(redis.url, { lazyConnect: true })
+    try {
+      await client.connect()
+      const gateway = await gatewayWith({ APP_REDIS_URL: redis.url, APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_IP: '2' })
+      // Wait until the gateway's counters are in Redis (probes from addresses of their own).
+      let probe = 0
+      await expect.poll(async () => {
+        await login(gateway, 'probe', 'x', from(`10.8.8.${++probe}`))
+        return client.dbsize()
+      }, { timeout: 5_000 }).toBeGreaterThan(0)
+      expect(await statuses(2, () => login(gateway, 'viewer', 'x', from('10.9.9.9')))).toEqual([401, 401])
+      const keys = await client.dbsize()
+      for (let i = 0; i < 20; i++) expect((await login(gateway, `fresh-${i}`, 'x', from('10.9.9.9'))).status).toBe(429)
+      expect(await client.dbsize()).toBe(keys)
+    }
+    finally {
+      client.disconnect()
+      await redis.stop()
+    }
+  })
+})
