@@ -30,6 +30,8 @@ export default defineNuxtConfig({
         clients: '/iam/client/findAll?status=1',
         /** '' disables OTP sending. @default '/auth/auth/login/request' */
         otpSend: '/auth/auth/login/request',
+        /** Called (POST, raw token in `authorization`) at logout; '' turns it off. @default '' */
+        logout: '',
       },
       mapping: {
         token: 'body.tokenData.access_token',
@@ -78,7 +80,7 @@ export default defineNuxtConfig({
       perIp: 100,
       /** Window in seconds. @default 900 */
       window: 900,
-      /** Counters kept in memory at most (about 200 bytes each); blocking ones are never pushed out. @default 100000 */
+      /** Counters kept in memory at most (about 300 bytes each); blocking ones are never pushed out. @default 100000 */
       maxKeys: 100000,
     },
     /** Redis for shared rate-limit counters. @default '' */

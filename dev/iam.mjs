@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * Development IAM: a real HTTP server speaking the contract's IAM envelope { code, message, body } and its default
- * response shape on the four endpoints. Used by `npm run demo` and by the integration and browser tests.
+ * response shape on the four endpoints, plus POST /auth/auth/logout (ends the token) for APP_AUTH_ENDPOINTS_LOGOUT. Used by `npm run demo` and by the integration and browser tests.
  *
  * Accounts: see USERS below. Failure scenarios: per username on login (slow, html-error, http-503, no-token,
  * short-lived, huge-token) or for every call with `iam.scenario` / POST /__dev/scenario?name=...
@@ -204,6 +204,10 @@ export async function startDevIam(options = {}) {
     if (req.method === 'POST' && url.pathname === '/auth/auth/login-v1') return send(200, login(body))
     if (req.method === 'POST' && url.pathname === '/iam/user/userInfo') return send(200, userInfo(req.headers.authorization))
     if (req.method === 'POST' && url.pathname === '/auth/auth/login/request') return send(200, otpSend(body))
+    if (req.method === 'POST' && url.pathname === '/auth/auth/logout') {
+      const known = typeof req.headers.authorization === 'string' && tokens.delete(req.headers.authorization)
+      return send(200, known ? ok(null) : refuse('AUTH401', 'Token không hợp lệ.'))
+    }
     if (req.method === 'GET' && url.pathname === '/iam/client/findAll') {
       if (state.scenario === 'refuse-clients') return send(200, refuse('SYS500', 'Không đọc được danh sách ứng dụng.'))
       const status = url.searchParams.get('status')

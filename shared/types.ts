@@ -41,6 +41,8 @@ export interface AuthClientOption {
 /** Answer of GET /auth/session. */
 export interface SessionResponse {
   user: AuthUser | null
+  /** When the session ends (ms since the epoch: the earlier of its 8-hour end and the token's expiry); null without one. */
+  expiresAt: number | null
 }
 
 /** Error body of every gateway route. */

@@ -1,5 +1,6 @@
 import type { NitroFetchOptions } from 'nitropack'
 import { AppError } from '../utils/app-error'
+import { announceAuthChange } from '../utils/auth-channel'
 import { useAuth } from './useAuth'
 
 /**
@@ -18,6 +19,7 @@ export function useApi() {
     catch (error) {
       const failure = AppError.from(error)
       if (failure.status === 401 && import.meta.client && !(await refresh())) {
+        announceAuthChange('ended')
         await navigateTo(`/auth/login?redirect=${encodeURIComponent(route.fullPath)}`)
       }
       throw failure

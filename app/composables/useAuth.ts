@@ -2,55 +2,73 @@ import { computed, type Ref } from 'vue'
 import type { AuthUser, LoginCredentials, SessionResponse } from '../../shared/types'
 import { safeRedirect } from '../../shared/redirect'
 import { AppError } from '../utils/app-error'
+import { announceAuthChange } from '../utils/auth-channel'
 
 /** Key of the shared client state that holds the signed-in user (never the token). */
 export const AUTH_STATE_KEY = 'svc:auth:user'
+/** Key of the shared client state that holds when the session ends (ms since the epoch), or null. */
+export const EXPIRES_STATE_KEY = 'svc:auth:expiresAt'
 
 /** The shared user state (null when signed out). */
 export function useAuthUser(): Ref<AuthUser | null> {
   return useState<AuthUser | null>(AUTH_STATE_KEY, () => null)
 }
 
+/** The shared state of when the session ends (ms since the epoch; null without a session). */
+export function useAuthExpiresAt(): Ref<number | null> {
+  return useState<number | null>(EXPIRES_STATE_KEY, () => null)
+}
+
 /**
- * The session on the client: `user`, `isAuthenticated`, `login(credentials)`, `logout(redirect?)`, `refresh()`.
- * Errors are AppError (status, message).
+ * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `login(credentials)`,
+ * `logout(redirect?)`, `refresh()`. Errors are AppError (status, message). Other tabs hear of logins and logouts.
  */
 export function useAuth() {
   const user = useAuthUser()
+  const expiresAt = useAuthExpiresAt()
   const requestFetch = useRequestFetch()
 
-  async function login(credentials: LoginCredentials): Promise<AuthUser> {
-    try {
-      const answer = await $fetch<{ user: AuthUser }>('/auth/login', { method: 'POST', body: credentials })
-      user.value = answer.user
-      return answer.user
-    }
-    catch (error) {
-      throw AppError.from(error)
-    }
-  }
-
-  /** Re-reads GET /auth/session (fresh permissions); a failure counts as signed out. */
+  /** Re-reads GET /auth/session (fresh permissions, end of the session); a failure counts as signed out. */
   async function refresh(): Promise<AuthUser | null> {
     try {
       const answer = await requestFetch<SessionResponse>('/auth/session')
       user.value = answer.user
+      expiresAt.value = answer.user ? answer.expiresAt ?? null : null
     }
     catch {
       user.value = null
+      expiresAt.value = null
     }
     return user.value
   }
 
-  /** Browser navigation to GET /auth/logout, which removes the cookie and comes back to an internal path. */
+  async function login(credentials: LoginCredentials): Promise<AuthUser> {
+    let answer: { user: AuthUser }
+    try {
+      answer = await $fetch<{ user: AuthUser }>('/auth/login', { method: 'POST', body: credentials })
+    }
+    catch (error) {
+      throw AppError.from(error)
+    }
+    user.value = answer.user
+    // The end of the session comes with GET /auth/session (POST /auth/login answers { user } as the contract says).
+    await refresh()
+    announceAuthChange('login')
+    return user.value ?? answer.user
+  }
+
+  /** Browser navigation to GET /auth/logout, which ends the session and comes back to an internal path. */
   async function logout(redirect = '/'): Promise<void> {
     user.value = null
+    expiresAt.value = null
+    announceAuthChange('logout')
     await navigateTo(`/auth/logout?redirect=${encodeURIComponent(safeRedirect(redirect))}`, { external: true })
   }
 
   return {
     user: computed(() => user.value),
     isAuthenticated: computed(() => user.value !== null),
+    expiresAt: computed(() => expiresAt.value),
     login,
     logout,
     refresh,

@@ -1,11 +1,17 @@
 import { decideRoute, FORBIDDEN_MESSAGE } from '../../shared/guard'
-import { useAuthUser } from '../composables/useAuth'
+import { useAuthExpiresAt, useAuthUser } from '../composables/useAuth'
 
 /**
  * Every page needs a session unless its meta says `auth: false`; meta `permissions` needs all of them, else the
  * 403 error page. Client-side gating tidies the UI only: the backend checks every request.
  */
 export default defineNuxtRouteMiddleware((to) => {
+  // A session whose end has passed is over: the next navigation goes to the login page.
+  const expiresAt = useAuthExpiresAt()
+  if (import.meta.client && expiresAt.value !== null && Date.now() >= expiresAt.value) {
+    useAuthUser().value = null
+    expiresAt.value = null
+  }
   const decision = decideRoute(
     { path: to.path, fullPath: to.fullPath, meta: { auth: to.meta.auth, permissions: to.meta.permissions }, redirectQuery: to.query.redirect },
     useAuthUser().value,

@@ -1,20 +1,67 @@
-import { useAuth, useAuthUser } from '../composables/useAuth'
+import { LOGIN_PATH } from '../../shared/guard'
+import { safeRedirect } from '../../shared/redirect'
+import { useAuth, useAuthExpiresAt, useAuthUser } from '../composables/useAuth'
+import { announceAuthChange, onAuthChange } from '../utils/auth-channel'
 
 /**
- * Fills the shared user state ('svc:auth:user') with GET /auth/session once at start: on the server during SSR
- * (forwarding the browser's cookie, so the first HTML already knows the user), and on the client only when no
- * server render did it. The token never enters this state.
+ * Fills the shared user state ('svc:auth:user') and the session's end ('svc:auth:expiresAt') with GET /auth/session
+ * once at start: on the server during SSR (forwarding the browser's cookie, so the first HTML already knows the user),
+ * and on the client only when no server render did it. The token never enters this state.
+ * In the browser it also keeps tabs in step: a login elsewhere shows the user here; a logout or a session end
+ * elsewhere (or here, when the session's end passes) sends this tab to the login page with its path as `redirect`.
  */
 export default defineNuxtPlugin({
   name: 'svc-auth',
   async setup() {
     const loaded = useState<boolean>('svc:auth:loaded', () => false)
-    if (import.meta.client && loaded.value) return
-    await useAuth().refresh()
-    loaded.value = true
-    if (import.meta.server && useAuthUser().value) {
-      // HTML that holds a user must not be cached by anyone.
-      useRequestEvent()?.node.res.setHeader('cache-control', 'no-store')
+    if (!(import.meta.client && loaded.value)) {
+      await useAuth().refresh()
+      loaded.value = true
     }
+    if (import.meta.server) {
+      // HTML that holds a user must not be cached by anyone.
+      if (useAuthUser().value) useRequestEvent()?.node.res.setHeader('cache-control', 'no-store')
+      return
+    }
+    followSession()
   },
 })
+
+/** Client only: other tabs' announcements and this session's own end. */
+function followSession(): void {
+  const router = useRouter()
+  const { refresh } = useAuth()
+  const user = useAuthUser()
+  const expiresAt = useAuthExpiresAt()
+
+  const toLogin = async () => {
+    const current = router.currentRoute.value
+    if (current.path === LOGIN_PATH) return
+    await navigateTo(`${LOGIN_PATH}?redirect=${encodeURIComponent(current.fullPath)}`)
+  }
+  onAuthChange(async (change) => {
+    if (change === 'login') {
+      await refresh()
+      // A tab waiting on the login page moves on to its internal `redirect`, as after its own login.
+      const current = router.currentRoute.value
+      if (current.path === LOGIN_PATH && user.value) await navigateTo(safeRedirect(current.query.redirect), { replace: true })
+      return
+    }
+    user.value = null
+    expiresAt.value = null
+    await toLogin()
+  })
+
+  // When the session's end passes, make sure (the IAM may have more to say) and leave for the login page.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  watch(expiresAt, (end) => {
+    clearTimeout(timer)
+    if (!end) return
+    // setTimeout holds at most ~24.8 days; a session lasts 8 hours.
+    timer = setTimeout(async () => {
+      if (await refresh()) return
+      announceAuthChange('ended')
+      await toLogin()
+    }, Math.max(0, end - Date.now()) + 250)
+  }, { immediate: true })
+}

@@ -32,7 +32,7 @@ export interface GatewayConfig {
   clientId: string
   /** Seconds a successful applications list is kept; 0: not kept. */
   clientsCacheSeconds: number
-  endpoints: { login: string, userInfo: string, clients: string, otpSend: string }
+  endpoints: { login: string, userInfo: string, clients: string, otpSend: string, logout: string }
   mapping: IamMapping
   authenMethod: { authenticator: string, messenger: string }
   /** Current secret first, then the previous ones (read only). */
@@ -169,6 +169,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       userInfo: toEndpoint(endpoints.userInfo, '/iam/user/userInfo'),
       clients: toEndpoint(endpoints.clients, '/iam/client/findAll?status=1'),
       otpSend: toEndpoint(endpoints.otpSend, '/auth/auth/login/request'),
+      logout: toEndpoint(endpoints.logout, ''),
     },
     mapping: {
       token: path('token', 'body.tokenData.access_token'),

@@ -24,6 +24,24 @@ export interface SessionPayload {
   expiresAt?: number
   /** Issue time, ms since the epoch. */
   iat: number
+  /** Random session id (96 bits, base64url): what a logout revokes. */
+  sid: string
+}
+
+/** A new session id: 96 random bits, 16 base64url characters. */
+export function newSessionId(): string {
+  return randomBytes(12).toString('base64url')
+}
+
+/** When the session ends whatever happens: 8 hours after its issue time. */
+export function sessionEndsAt(payload: Pick<SessionPayload, 'iat'>): number {
+  return payload.iat + SESSION_TTL_MS
+}
+
+/** When the session stops being usable: the earlier of its 8-hour end and the token's expiry. */
+export function sessionExpiresAt(payload: Pick<SessionPayload, 'iat' | 'expiresAt'>): number {
+  const end = sessionEndsAt(payload)
+  return payload.expiresAt !== undefined && payload.expiresAt < end ? payload.expiresAt : end
 }
 
 /** The keys of one mode: the first seals, all open. */
@@ -112,6 +130,8 @@ function validPayload(text: string, now: number): SessionPayload | null {
   if (typeof payload.iat !== 'number' || payload.iat > now + FUTURE_SKEW_MS || now - payload.iat >= SESSION_TTL_MS) return null
   if (payload.accessToken !== undefined && typeof payload.accessToken !== 'string') return null
   if (payload.expiresAt !== undefined && typeof payload.expiresAt !== 'number') return null
+  // A session without its id could never be revoked: no session.
+  if (typeof payload.sid !== 'string' || payload.sid.length < 16) return null
   return payload as SessionPayload
 }
 

@@ -9,6 +9,7 @@ import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clien
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
+import { openLiveSession } from './session-cookie'
 
 /** Pooled keep-alive connections to the backend. */
 const backendAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })
@@ -55,7 +56,7 @@ function warnDroppedCookies(count: number): void {
  * client has gone; never rejects (errors are written as the contract's JSON).
  */
 export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { config, sessions } = useGatewayConfig()
+  const { config } = useGatewayConfig()
   const id = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
   res.setHeader('x-request-id', id)
   if (!config.apiProxyTarget) return fail(res, new GatewayError(500, MESSAGES.proxyTargetMissing))
@@ -73,7 +74,7 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
     proto: client.proto,
     host: client.host,
     requestId: id,
-    accessToken: cookie ? liveToken(sessions.open(cookie)) : undefined,
+    accessToken: cookie ? liveToken(openLiveSession(cookie)) : undefined,
   })
 
   return new Promise<void>((resolve) => {

@@ -50,6 +50,21 @@ export async function loginWithIam(event: H3Event, credentials: LoginCredentials
   return { user, accessToken, expiresAt }
 }
 
+/**
+ * Tells the IAM of a logout (APP_AUTH_ENDPOINTS_LOGOUT, raw token in `authorization`), without holding the logout:
+ * the call runs on its own within the IAM's 10 s limit, and a failure is only logged.
+ */
+export function notifyIamLogout(accessToken: string): void {
+  const { config } = useGatewayConfig()
+  if (!config.endpoints.logout || !config.baseURL) return
+  callIam({ method: 'POST', path: config.endpoints.logout, headers: { authorization: accessToken } })
+    .then(expectIamSuccess)
+    .catch((error: unknown) => {
+      const detail = error instanceof GatewayError ? `${error.statusCode} ${error.statusMessage}` : 'lỗi không rõ'
+      console.warn(`[svc-auth-gateway] IAM không nhận được thông báo đăng xuất (${detail}).`)
+    })
+}
+
 /** Sends an OTP by the messenger method; the transactionId the IAM gave, if any. */
 export async function sendIamOtp(event: H3Event, input: OtpSendRequest) {
   const { config } = useGatewayConfig()

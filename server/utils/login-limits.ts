@@ -5,7 +5,8 @@ import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds, ty
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError } from './gateway-error'
 import { IamRefusal } from './iam-client'
-import { connectRateLimitRedis, RedisRateLimitStore } from './redis-rate-limit'
+import { connectRedis } from './redis'
+import { RedisRateLimitStore } from './redis-rate-limit'
 
 let store: RateLimitStore | undefined
 
@@ -13,7 +14,7 @@ let store: RateLimitStore | undefined
 export async function startLoginLimits(): Promise<void> {
   const { redisUrl, rateLimit } = useGatewayConfig().config
   const local = new MemoryRateLimitStore(rateLimit.maxKeys)
-  store = redisUrl ? new RedisRateLimitStore(await connectRateLimitRedis(redisUrl), local) : local
+  store = redisUrl ? new RedisRateLimitStore(await connectRedis(redisUrl), local) : local
 }
 
 function useStore(): RateLimitStore {

@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis'
 import { MemoryRateLimitStore, type LimitEntry, type RateLimitStore, type ReserveResult } from '../core/rate-limit'
+import { withinBudget } from './redis'
 
-/** A Redis call may cost a request at most this long; then the local counters serve. */
-const REDIS_BUDGET_MS = 500
 const LOG_EVERY_MS = 60_000
 
 /**
@@ -53,21 +52,12 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   /** Runs a Redis call within the budget; undefined when it failed (already logged). */
   private async attempt<T>(call: () => Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined
     try {
-      return await Promise.race([
-        call(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`quá ${REDIS_BUDGET_MS} ms`)), REDIS_BUDGET_MS)
-        }),
-      ])
+      return await withinBudget(call)
     }
     catch (error) {
       this.warn(error)
       return undefined
-    }
-    finally {
-      clearTimeout(timer)
     }
   }
 
@@ -89,17 +79,4 @@ export class RedisRateLimitStore implements RateLimitStore {
     const done = await this.attempt(() => this.redis.del(key))
     if (done === undefined) await this.local.clear(key)
   }
-}
-
-/** A Redis connection made for the limiter: no offline queue, short command timeout, no retry storms. */
-export async function connectRateLimitRedis(url: string): Promise<Redis> {
-  const { Redis } = await import('ioredis')
-  return new Redis(url, {
-    enableOfflineQueue: false,
-    commandTimeout: REDIS_BUDGET_MS,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: times => Math.min(times * 200, 5_000),
-    lazyConnect: false,
-  })
 }

@@ -4,22 +4,34 @@ import type { AuthUser } from '../../shared/types'
 import { fitSessionToBudget } from '../core/budget'
 import { cookieValues, DEVICE_COOKIE, readCookie, readSingleCookie, serializeCookie, SESSION_COOKIE } from '../core/cookie'
 import { isDeviceId } from '../core/device'
-import { sealSession, SESSION_TTL_MS, type SessionPayload } from '../core/seal'
+import { newSessionId, sealSession, SESSION_TTL_MS, type SessionPayload } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES } from './gateway-error'
+import { isSessionRevoked } from './revocations'
 
 const SESSION_MAX_AGE = SESSION_TTL_MS / 1000
 const DEVICE_MAX_AGE = 365 * 24 * 60 * 60
 /** Secure everywhere but under `nuxt dev`. */
 const secure = !import.meta.dev
 
+/** The session a cookie value holds, or null: malformed, tampered, foreign, expired or revoked. */
+export function openLiveSession(value: string | undefined): SessionPayload | null {
+  if (!value) return null
+  const payload = useGatewayConfig().sessions.open(value)
+  return payload && !isSessionRevoked(payload) ? payload : null
+}
+
 /**
- * The session of the request, or null for a missing, malformed, tampered, foreign or expired cookie, and for more
- * than one svc_session value (a sibling subdomain can plant one that the browser sends first).
+ * The session of the request, or null for a missing, malformed, tampered, foreign, expired or revoked cookie, and for
+ * more than one svc_session value (a sibling subdomain can plant one that the browser sends first).
  */
 export function readGatewaySession(event: H3Event): SessionPayload | null {
-  const value = readSingleCookie(event.node.req.headers.cookie, SESSION_COOKIE)
-  return value ? useGatewayConfig().sessions.open(value) : null
+  return openLiveSession(readSingleCookie(event.node.req.headers.cookie, SESSION_COOKIE))
+}
+
+/** Every session the request's svc_session values hold (each that opens and is not revoked). */
+export function readEverySession(event: H3Event): SessionPayload[] {
+  return cookieValues(event.node.req.headers.cookie, SESSION_COOKIE).map(openLiveSession).filter((session): session is SessionPayload => session !== null)
 }
 
 /** Whether the request carries more than one svc_session value. */
@@ -33,7 +45,7 @@ export function hasPlantedSession(event: H3Event): boolean {
  */
 export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): void {
   const { sealKeys } = useGatewayConfig()
-  const payload: SessionPayload = { ...session, iat: Date.now() }
+  const payload: SessionPayload = { ...session, iat: Date.now(), sid: newSessionId() }
   const fit = fitSessionToBudget(payload, candidate =>
     serializeCookie(SESSION_COOKIE, sealSession(candidate, sealKeys), { maxAgeSeconds: SESSION_MAX_AGE, secure }))
   if (!fit.ok) {

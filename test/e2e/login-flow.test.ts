@@ -214,7 +214,7 @@ describe('logout and hostile redirects', () => {
     await page.getByRole('button', { name: 'Đăng xuất' }).click()
     await page.waitForURL(isLoginWith('/'))
     expect((await context.cookies()).some(cookie => cookie.name === 'svc_session')).toBe(false)
-    expect(await (await context.request.get(url('/auth/session'))).json()).toEqual({ user: null })
+    expect(await (await context.request.get(url('/auth/session'))).json()).toEqual({ user: null, expiresAt: null })
   })
 
   it.each(['//evil.example/x', 'https://evil.example', '/\\evil.example', '/%09/evil.example', 'javascript:alert(1)'])(

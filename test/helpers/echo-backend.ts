@@ -51,6 +51,8 @@ export async function startEchoBackend() {
       res.end(JSON.stringify(echoed))
     })
   })
+  // A backend as patient as the gateway: Node's default would cut an upload at 300 s with its own 408.
+  server.requestTimeout = 0
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {

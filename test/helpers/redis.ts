@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process'
 import { connect } from 'node:net'
 import { freePort } from './gateway'
 
-/** A real redis-server (Debian package) on a free loopback port, without persistence. */
-export async function startRedis() {
-  const port = await freePort()
+/** A real redis-server (Debian package) on a free loopback port (or the given one, to restart it), without persistence. */
+export async function startRedis(fixedPort?: number) {
+  const port = fixedPort ?? await freePort()
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'local'], { stdio: 'ignore' })
   const deadline = Date.now() + 10_000
   for (;;) {
@@ -20,6 +20,7 @@ export async function startRedis() {
     await new Promise(resolve => setTimeout(resolve, 50))
   }
   return {
+    port,
     url: `redis://127.0.0.1:${port}`,
     stop: () => new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve()

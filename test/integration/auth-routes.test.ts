@@ -210,7 +210,7 @@ describe('GET /auth/session', () => {
       const response = await fetch(`${gateway.url}/auth/session`, { headers: header ? { cookie: header } : {} })
       expect(response.status).toBe(200)
       expect(response.headers.get('cache-control')).toBe('no-store')
-      expect(await response.json()).toEqual({ user: null })
+      expect(await response.json()).toEqual({ user: null, expiresAt: null })
     }
   })
 
@@ -220,6 +220,7 @@ describe('GET /auth/session', () => {
     const response = await fetch(`${gateway.url}/auth/session`, { headers: { cookie: cookie! } })
     expect(await response.json()).toEqual({
       user: { id: 'u-sale', name: USERS.sale.fullName, email: USERS.sale.email, roles: ['sale'], permissions: ['/orders/search', '/orders/create'] },
+      expiresAt: expect.any(Number),
     })
     expect(response.headers.getSetCookie()).toEqual([])
     const calls = iam.requests.slice(before)
@@ -231,7 +232,7 @@ describe('GET /auth/session', () => {
     const { cookie } = await login('viewer', 'viewer123')
     iam.state.scenario = 'refuse-user-info'
     const response = await fetch(`${gateway.url}/auth/session`, { headers: { cookie: cookie! } })
-    expect(await response.json()).toEqual({ user: null })
+    expect(await response.json()).toEqual({ user: null, expiresAt: null })
     expect(response.headers.getSetCookie()).toEqual([])
   })
 
@@ -241,7 +242,7 @@ describe('GET /auth/session', () => {
     await new Promise(resolve => setTimeout(resolve, 2_100))
     const before = iam.requests.length
     const session = await fetch(`${gateway.url}/auth/session`, { headers: { cookie: cookie! } })
-    expect(await session.json()).toEqual({ user: null })
+    expect(await session.json()).toEqual({ user: null, expiresAt: null })
     expect(iam.requests.length).toBe(before)
   })
 

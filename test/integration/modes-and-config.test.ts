@@ -49,7 +49,7 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
     expect(unsealSession(cookiePair(cookie).split('=')[1], deriveSealKeys([TEST_SECRET], false))).toBeNull()
 
     const session = await fetch(`${mock.url}/auth/session`, { headers: { cookie: cookiePair(cookie) } })
-    expect(await session.json()).toEqual({ user: MOCK_USER })
+    expect(await session.json()).toEqual({ user: MOCK_USER, expiresAt: expect.any(Number) })
   })
 
   it('still validates first: 400 without a password', async () => {
@@ -81,7 +81,7 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
     expect(response.status).toBe(200)
     const cookie = cookiePair(findSetCookie(response, 'svc_session')!)
     const real = await gatewayWith({ APP_AUTH_BASE_URL: iam.url })
-    expect(await (await fetch(`${real.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null })
+    expect(await (await fetch(`${real.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null, expiresAt: null })
   })
 })
 
@@ -96,7 +96,7 @@ describe('configuration read at start', () => {
     const clients = await fetch(`${gateway.url}/auth/clients`)
     expect(clients.status).toBe(500)
     expect(await clients.json()).toMatchObject({ statusMessage: 'auth.baseURL chưa cấu hình (APP_AUTH_BASE_URL).' })
-    expect(await (await fetch(`${gateway.url}/auth/session`)).json()).toEqual({ user: null })
+    expect(await (await fetch(`${gateway.url}/auth/session`)).json()).toEqual({ user: null, expiresAt: null })
   })
 
   it('follows the endpoint, mapping and OTP-method variables', async () => {
@@ -135,9 +135,9 @@ describe('configuration read at start', () => {
       APP_SESSION_SECRET: 'second-secret-0123456789abcdef012345678',
       APP_SESSION_SECRET_PREVIOUS: 'first-secret-0123456789abcdef0123456789',
     })
-    expect(await (await fetch(`${after.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: MOCK_USER })
+    expect(await (await fetch(`${after.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: MOCK_USER, expiresAt: expect.any(Number) })
     const stranger = await gatewayWith({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 'second-secret-0123456789abcdef012345678' })
-    expect(await (await fetch(`${stranger.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null })
+    expect(await (await fetch(`${stranger.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null, expiresAt: null })
   })
 
   it.each([

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { MemoryRateLimitStore } from '../../server/core/rate-limit'
-import { connectRateLimitRedis, RedisRateLimitStore } from '../../server/utils/redis-rate-limit'
+import { connectRedis } from '../../server/utils/redis'
+import { RedisRateLimitStore } from '../../server/utils/redis-rate-limit'
 import { freePort } from '../helpers/gateway'
 import { startRedis } from '../helpers/redis'
 
@@ -16,7 +17,7 @@ const entries = (user: string) => [{ key: `t:u:${user}`, limit: 3 }, { key: 't:i
 
 describe('RedisRateLimitStore against a real redis-server', () => {
   it('shares counts between two stores (two instances), atomically under parallel attempts', async () => {
-    const [a, b] = await Promise.all([connectRateLimitRedis(redis.url), connectRateLimitRedis(redis.url)])
+    const [a, b] = await Promise.all([connectRedis(redis.url), connectRedis(redis.url)])
     await new Promise(resolve => setTimeout(resolve, 200))
     try {
       const first = new RedisRateLimitStore(a)
@@ -39,7 +40,7 @@ describe('RedisRateLimitStore against a real redis-server', () => {
 
   it('falls back to local counters after ~0.5 s when Redis is slow', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
-    const [client, blocker] = await Promise.all([connectRateLimitRedis(redis.url), connectRateLimitRedis(redis.url)])
+    const [client, blocker] = await Promise.all([connectRedis(redis.url), connectRedis(redis.url)])
     await new Promise(resolve => setTimeout(resolve, 200))
     try {
       const store = new RedisRateLimitStore(client)
@@ -62,7 +63,7 @@ describe('RedisRateLimitStore against a real redis-server', () => {
 
   it('falls back to local counters at once when Redis is down, logging once', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
-    const down = await connectRateLimitRedis(`redis://127.0.0.1:${await freePort()}`)
+    const down = await connectRedis(`redis://127.0.0.1:${await freePort()}`)
     try {
       const store = new RedisRateLimitStore(down, new MemoryRateLimitStore())
       for (let i = 0; i < 3; i++) {

@@ -62,6 +62,7 @@ describe('parseGatewayConfig', () => {
       userInfo: '/iam/user/userInfo',
       clients: '/iam/client/findAll?status=1',
       otpSend: '/auth/auth/login/request',
+      logout: '',
     })
     expect(config.mapping.token).toBe('body.tokenData.access_token')
     expect(config.mapping.permissionType).toBe('web')

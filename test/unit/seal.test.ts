@@ -9,7 +9,7 @@ const OTHER = 'b'.repeat(32)
 const keys = deriveSealKeys([SECRET], false)
 const user = { id: 'u1', name: 'Nguyễn A', email: 'a@x.vn', roles: ['admin'], permissions: ['/orders/search'] }
 const now = Date.now()
-const payload: SessionPayload = { user, accessToken: 'token-123', expiresAt: now + 60_000, iat: now }
+const payload: SessionPayload = { user, accessToken: 'token-123', expiresAt: now + 60_000, iat: now, sid: 'AAAAAAAAAAAAAAAA' }
 
 function flip(text: string, at: number): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
@@ -79,6 +79,12 @@ describe('sealSession / unsealSession', () => {
     expect(unsealSession(sealSession({ ...payload, iat: now + 10 * 60_000 }, keys), keys, now)).toBeNull()
   })
 
+  it('refuses a payload without its session id (it could never be revoked)', () => {
+    const { sid: _sid, ...withoutId } = payload
+    expect(unsealSession(sealSession(withoutId as SessionPayload, keys), keys, now)).toBeNull()
+    expect(unsealSession(sealSession({ ...payload, sid: 'short' }, keys), keys, now)).toBeNull()
+  })
+
   it('refuses a well-sealed payload of the wrong shape', () => {
     const bad = { ...payload, user: { id: 1 } } as unknown as SessionPayload
     expect(unsealSession(sealSession(bad, keys), keys, now)).toBeNull()
@@ -92,7 +98,7 @@ describe('liveToken', () => {
     expect(liveToken(payload, now)).toBe('token-123')
     expect(liveToken(payload, now + 60_000)).toBeUndefined()
     expect(liveToken({ ...payload, expiresAt: undefined }, now + 1e9)).toBe('token-123')
-    expect(liveToken({ user, iat: now }, now)).toBeUndefined()
+    expect(liveToken({ user, iat: now, sid: payload.sid }, now)).toBeUndefined()
     expect(liveToken(null, now)).toBeUndefined()
   })
 })

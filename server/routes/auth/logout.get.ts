@@ -2,14 +2,17 @@ import { getQuery } from 'h3'
 import { encodeLocation, safeRedirect } from '../../../shared/redirect'
 import { logoutConfirmationHtml } from '../../core/logout-page'
 import { defineGatewayRoute } from '../../utils/gateway-route'
-import { clearGatewaySession } from '../../utils/session-cookie'
+import { notifyIamLogout } from '../../utils/iam-auth'
+import { revokeSession } from '../../utils/revocations'
+import { clearGatewaySession, readEverySession } from '../../utils/session-cookie'
 
 /**
- * GET /auth/logout: removes svc_session and sends the browser to an internal `redirect` path (else '/').
+ * GET /auth/logout: revokes the session (a copy of the cookie is no session anywhere afterwards), tells the IAM when
+ * APP_AUTH_ENDPOINTS_LOGOUT is set, removes svc_session and sends the browser to an internal `redirect` (else '/').
  * Reached by another site's navigation (Sec-Fetch-Site cross-site or same-site), it only asks (a page that cannot
  * be framed); the answer's button is then a same-origin navigation.
  */
-export default defineGatewayRoute((event) => {
+export default defineGatewayRoute(async (event) => {
   const res = event.node.res
   const redirect = safeRedirect(getQuery(event).redirect)
   const site = event.node.req.headers['sec-fetch-site']
@@ -21,6 +24,11 @@ export default defineGatewayRoute((event) => {
     res.setHeader('x-frame-options', 'DENY')
     res.end(html)
     return
+  }
+  // Every value that opens is one of ours (a planted second cookie included): each is revoked.
+  for (const session of readEverySession(event)) {
+    await revokeSession(session)
+    if (session.accessToken) notifyIamLogout(session.accessToken)
   }
   clearGatewaySession(event)
   res.statusCode = 302

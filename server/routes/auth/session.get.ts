@@ -1,24 +1,30 @@
-import { liveToken } from '../../core/seal'
+import { liveToken, sessionExpiresAt } from '../../core/seal'
 import { useGatewayConfig } from '../../utils/gateway-config'
 import { defineGatewayRoute } from '../../utils/gateway-route'
 import { fetchIamUser } from '../../utils/iam-auth'
 import { clearGatewaySession, hasPlantedSession, readGatewaySession } from '../../utils/session-cookie'
 import type { SessionResponse } from '../../../shared/types'
 
-/** GET /auth/session: the session's user with fresh permissions, or null; never an authentication error. */
+const NO_SESSION: SessionResponse = { user: null, expiresAt: null }
+
+/**
+ * GET /auth/session: the session's user with fresh permissions and when the session ends (ms: the earlier of the
+ * 8-hour end and the token's expiry), or `{ user: null, expiresAt: null }`; never an authentication error.
+ */
 export default defineGatewayRoute(async (event): Promise<SessionResponse> => {
   const session = readGatewaySession(event)
   if (!session) {
     if (hasPlantedSession(event)) clearGatewaySession(event)
-    return { user: null }
+    return NO_SESSION
   }
-  if (useGatewayConfig().config.mock || !session.accessToken) return { user: session.user }
+  const expiresAt = sessionExpiresAt(session)
+  if (useGatewayConfig().config.mock || !session.accessToken) return { user: session.user, expiresAt }
   const token = liveToken(session)
-  if (!token) return { user: null }
+  if (!token) return NO_SESSION
   try {
-    return { user: await fetchIamUser(token) }
+    return { user: await fetchIamUser(token), expiresAt }
   }
   catch {
-    return { user: null }
+    return NO_SESSION
   }
 })

@@ -1,0 +1,36 @@
+import type { Redis } from 'ioredis'
+
+/** A Redis call may cost a request at most this long; then local state serves. */
+export const REDIS_BUDGET_MS = 500
+
+/**
+ * A Redis connection for the gateway: no offline queue (a request never waits for a Redis that is down), a short
+ * command timeout, reconnection with back-off. Callers attach their own 'error' listener.
+ */
+export async function connectRedis(url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis')
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    commandTimeout: REDIS_BUDGET_MS,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: times => Math.min(times * 200, 5_000),
+    lazyConnect: false,
+  })
+}
+
+/** Runs a Redis call within REDIS_BUDGET_MS; rejects past it. */
+export async function withinBudget<T>(call: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([
+      call(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`quá ${REDIS_BUDGET_MS} ms`)), REDIS_BUDGET_MS)
+      }),
+    ])
+  }
+  finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,195 @@
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startDevIam } from '../../dev/iam.mjs'
+import { startEchoBackend } from '../helpers/echo-backend'
+import { cookiePair, startGateway, type RunningGateway } from '../helpers/gateway'
+import { rawRequest } from '../helpers/raw-http'
+import { startRedis } from '../helpers/redis'
+
+const HOUR = 60 * 60_000
+
+let iam: Awaited<ReturnType<typeof startDevIam>>
+let echo: Awaited<ReturnType<typeof startEchoBackend>>
+const running: RunningGateway[] = []
+
+beforeAll(async () => {
+  iam = await startDevIam({ slowMs: 11_000 })
+  echo = await startEchoBackend()
+})
+afterAll(async () => {
+  await Promise.all(running.map(gateway => gateway.stop()))
+  await echo?.close()
+  await iam?.close()
+})
+
+async function gatewayWith(env: Record<string, string> = {}) {
+  const gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url, ...env })
+  running.push(gateway)
+  return gateway
+}
+
+async function login(gateway: RunningGateway, username: string, password: string): Promise<string> {
+  const answer = await rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
+  expect(answer.status).toBe(200)
+  return cookiePair((answer.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
+}
+
+async function session(gateway: RunningGateway, cookie: string) {
+  const answer = await rawRequest(`${gateway.url}/auth/session`, { headers: { cookie } })
+  expect(answer.status).toBe(200)
+  return JSON.parse(answer.body) as { user: { id: string } | null, expiresAt: number | null }
+}
+
+async function backendAuthorization(gateway: RunningGateway, cookie: string) {
+  const before = echo.received.length
+  await rawRequest(`${gateway.url}/api/orders`, { headers: { cookie } })
+  return echo.received[before]!.headers.authorization
+}
+
+const logout = (gateway: RunningGateway, cookie: string) => rawRequest(`${gateway.url}/auth/logout`, { headers: { cookie } })
+
+describe('logout ends the session, not only the browser\'s copy', () => {
+  it('makes a replayed cookie no session on /auth/session and /api/**', async () => {
+    const gateway = await gatewayWith()
+    const cookie = await login(gateway, 'sale', 'sale123')
+    expect((await session(gateway, cookie)).user?.id).toBe('u-sale')
+    expect(await backendAuthorization(gateway, cookie)).toMatch(/^Bearer dev\./)
+    expect((await logout(gateway, cookie)).status).toBe(302)
+    expect(await session(gateway, cookie)).toEqual({ user: null, expiresAt: null })
+    expect(await backendAuthorization(gateway, cookie)).toBeUndefined()
+    // The same user's other sessions are not touched.
+    const other = await login(gateway, 'sale', 'sale123')
+    expect((await session(gateway, other)).user?.id).toBe('u-sale')
+  })
+
+  it('tells the IAM once, with the raw token, and a stalled IAM does not hold the logout', async () => {
+    const gateway = await gatewayWith({ APP_AUTH_ENDPOINTS_LOGOUT: '/auth/auth/logout' })
+    const cookie = await login(gateway, 'viewer', 'viewer123')
+    const token = iam.requests.filter(request => request.path === '/iam/user/userInfo').at(-1)!.headers.authorization
+    expect((await logout(gateway, cookie)).status).toBe(302)
+    await expect.poll(() => iam.requests.filter(request => request.path === '/auth/auth/logout').map(request => request.headers.authorization)).toEqual([token])
+
+    const stalled = await login(gateway, 'viewer', 'viewer123')
+    iam.state.scenario = 'slow'
+    try {
+      const started = Date.now()
+      const answer = await logout(gateway, stalled)
+      expect(answer.status).toBe(302)
+      expect(Date.now() - started).toBeLessThan(1_000)
+      expect(await session(gateway, stalled)).toEqual({ user: null, expiresAt: null })
+      // The IAM's 10 s limit ends the call; the failure is logged, never the token.
+      await expect.poll(() => gateway.output(), { timeout: 15_000 }).toMatch(/IAM không nhận được thông báo đăng xuất \(504/)
+      expect(gateway.output()).not.toContain(token!)
+    }
+    finally {
+      iam.state.scenario = 'normal'
+    }
+  }, 30_000)
+})
+
+describe('GET /auth/session says when the session ends', () => {
+  it('is the token\'s expiry for a short-lived token', async () => {
+    const gateway = await gatewayWith()
+    const before = Date.now()
+    const cookie = await login(gateway, 'short-lived', 'short123')
+    const after = Date.now()
+    const { expiresAt } = await session(gateway, cookie)
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 2_000)
+    expect(expiresAt).toBeLessThanOrEqual(after + 2_000)
+  })
+
+  it('is the token\'s expiry of an hour for a usual IAM token', async () => {
+    const gateway = await gatewayWith()
+    const before = Date.now()
+    const cookie = await login(gateway, 'admin', 'admin123')
+    const after = Date.now()
+    const { expiresAt } = await session(gateway, cookie)
+    expect(expiresAt).toBeGreaterThanOrEqual(before + HOUR)
+    expect(expiresAt).toBeLessThanOrEqual(after + HOUR)
+  })
+
+  it('is the 8-hour end without a token expiry (mock mode)', async () => {
+    const gateway = await gatewayWith({ APP_AUTH_MOCK: 'true' })
+    const before = Date.now()
+    const cookie = await login(gateway, 'alice', 'x')
+    const after = Date.now()
+    const { expiresAt } = await session(gateway, cookie)
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 8 * HOUR)
+    expect(expiresAt).toBeLessThanOrEqual(after + 8 * HOUR)
+  })
+})
+
+describe('revocations shared through Redis', () => {
+  let redis: Awaited<ReturnType<typeof startRedis>>
+  let first: RunningGateway
+  let second: RunningGateway
+  let client: Redis
+  beforeAll(async () => {
+    redis = await startRedis()
+    client = new Redis(redis.url)
+    const env = { APP_REDIS_URL: redis.url }
+    ;[first, second] = await Promise.all([gatewayWith(env), gatewayWith(env)])
+  })
+  afterAll(async () => {
+    client?.disconnect()
+    await redis?.stop()
+  })
+
+  it('a logout on one instance holds on the other within 1 s', async () => {
+    const cookie = await login(first, 'sale', 'sale123')
+    expect((await session(second, cookie)).user?.id).toBe('u-sale')
+    await logout(first, cookie)
+    const started = Date.now()
+    await expect.poll(async () => (await session(second, cookie)).user, { timeout: 1_000, interval: 50 }).toBeNull()
+    expect(Date.now() - started).toBeLessThan(1_000)
+    expect(await backendAuthorization(second, cookie)).toBeUndefined()
+  })
+
+  it('revokeUserSessions from the app\'s server route ends the user\'s sessions on the other instance', async () => {
+    const admin = await login(first, 'admin', 'admin123')
+    const sale = await login(second, 'sale', 'sale123')
+    const answer = await rawRequest(`${first.url}/api/admin/revoke-user`, { method: 'POST', headers: { 'cookie': admin, 'content-type': 'application/json' }, body: JSON.stringify({ userId: 'u-sale' }) })
+    expect(answer.status).toBe(200)
+    await expect.poll(async () => (await session(second, sale)).user, { timeout: 1_000, interval: 50 }).toBeNull()
+    expect((await session(first, admin)).user?.id).toBe('u-admin')
+    // A login after the revocation is a session again.
+    const again = await login(second, 'sale', 'sale123')
+    expect((await session(first, again)).user?.id).toBe('u-sale')
+  })
+
+  it('refuses revokeUserSessions to a user without the admin role', async () => {
+    const viewer = await login(first, 'viewer', 'viewer123')
+    const answer = await rawRequest(`${first.url}/api/admin/revoke-user`, { method: 'POST', headers: { 'cookie': viewer, 'content-type': 'application/json' }, body: JSON.stringify({ userId: 'u-sale' }) })
+    expect(answer.status).toBe(403)
+  })
+
+  it('checks requests without any Redis command: 1,000 proxied requests', async () => {
+    const cookie = await login(first, 'viewer', 'viewer123')
+    const calls = async () => {
+      const stats = await client.info('commandstats')
+      return [...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].filter(([, name]) => name !== 'info').reduce((sum, [, , count]) => sum + Number(count), 0)
+    }
+    const before = await calls()
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(Array.from({ length: 100 }, () => rawRequest(`${first.url}/api/orders`, { headers: { cookie } })))
+      expect(answers.every(answer => answer.status === 200)).toBe(true)
+    }
+    expect(await calls()).toBe(before)
+  })
+
+  it('keeps serving while Redis is down, and catches up when it returns', async () => {
+    const cookie = await login(first, 'sale', 'sale123')
+    const copy = await login(first, 'sale', 'sale123')
+    await redis.stop()
+    // No error answers meanwhile; the logout holds on the instance that made it.
+    expect((await logout(first, cookie)).status).toBe(302)
+    expect(await session(first, cookie)).toEqual({ user: null, expiresAt: null })
+    expect((await session(second, copy)).user?.id).toBe('u-sale')
+    expect((await rawRequest(`${second.url}/api/orders`, { headers: { cookie: copy } })).status).toBe(200)
+    redis = await startRedis(redis.port)
+    // Back: the other instance learns of the logout made during the outage.
+    await expect.poll(async () => (await session(second, cookie)).user, { timeout: 15_000, interval: 200 }).toBeNull()
+    expect((await session(second, copy)).user?.id).toBe('u-sale')
+    expect(first.output()).toMatch(/Redis đã trở lại/)
+  }, 30_000)
+})
