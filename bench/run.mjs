@@ -172,8 +172,10 @@ async function cryptoFigures() {
   }
   const { SessionCache, deriveSealKeys, sealSession, unsealSession } = await import(`${tmp}session-cache.mjs`)
   const keys = deriveSealKeys([SECRET], false)
-  const payload = { user: { id: 'u', name: 'Người dùng', email: 'u@x.vn', roles: ['admin'], permissions: ['/orders/search', '/orders/create'] }, accessToken: 't'.repeat(2400), expiresAt: Date.now() + 3_600_000, iat: Date.now() }
+  const payload = { user: { id: 'u', name: 'Người dùng', email: 'u@x.vn', roles: ['admin'], permissions: ['/orders/search', '/orders/create'] }, accessToken: 't'.repeat(2400), expiresAt: Date.now() + 3_600_000, iat: Date.now(), sid: 'AAAAAAAAAAAAAAAA' }
   const sealed = sealSession(payload, keys)
+  // A payload that does not open would time the refusal path: a figure that lies.
+  if (!unsealSession(sealed, keys)) throw new Error('the bench payload does not open: fix it to match SessionPayload')
   const time = (fn, n) => {
     for (let i = 0; i < 2_000; i++) fn()
     const start = process.hrtime.bigint()
@@ -197,7 +199,7 @@ async function main() {
 
   const crypto = await cryptoFigures() // first, on a quiet process
 
-  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107 }
+  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, revoked: 4109 }
   // Throughput runs proxy to the cheapest backend there is (nginx answering a constant, on the load generator's CPU),
   // so that the proxy's own cost decides; without nginx, the Node backend. Streaming always uses the Node backend.
   const tinyBackend = hasNginx ? `http://127.0.0.1:${ports.tiny}` : `http://127.0.0.1:${ports.backend}`
@@ -228,6 +230,22 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     await startServer('nginx', 'nginx', ['-c', `${tmp}nginx.conf`, '-p', tmp], ports.nginx)
   }
 
+  // The same gateway holding 10,000 live revocations (loaded from Redis at start): the cost of the revocation check.
+  const hasRedis = ensurePackage('redis-server', 'redis-server')
+  if (hasRedis) {
+    await startServer('redis', 'redis-server', ['--port', String(ports.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], ports.redis)
+    const { Redis } = await import('ioredis')
+    const client = new Redis(`redis://127.0.0.1:${ports.redis}`)
+    const batch = client.pipeline()
+    for (let i = 0; i < 10_000; i++) {
+      const sid = randomBytes(12).toString('base64url')
+      batch.set(`svc:rev:s:${sid}`, JSON.stringify({ kind: 'session', sid, userId: `u-bench-${i}`, iat: Date.now() }), 'PX', 8 * 3_600_000)
+    }
+    await batch.exec()
+    client.disconnect()
+    await startServer('gateway with revocations', process.execPath, ['playground/.output/server/index.mjs'], ports.revoked, { ...gatewayEnv, PORT: String(ports.revoked), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` })
+  }
+
   const cookie = await loginCookie(ports.gateway)
   const mockCookie = await loginCookie(ports.mock, 'bench', 'x')
   // Every proxy gets the same request: a tiny GET carrying the browser's session cookie (about 3.5 KB).
@@ -237,6 +255,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     ['h3 proxyRequest in Nuxt', `http://127.0.0.1:${ports.h3}/api/ping`, { cookie }],
     ['Nuxt route, constant (no proxy)', `http://127.0.0.1:${ports.gateway}/api/health`, {}],
     ['gateway /api/** (live session)', `http://127.0.0.1:${ports.gateway}/api/ping`, { cookie }],
+    ...(hasRedis ? [['gateway /api/** (10,000 revocations held)', `http://127.0.0.1:${ports.revoked}/api/ping`, { cookie }]] : []),
     ['gateway GET /auth/session (mock)', `http://127.0.0.1:${ports.mock}/auth/session`, { cookie: mockCookie }],
   ]
   log(`load: ${hasWrk ? 'wrk' : 'autocannon'} -c32, ${SECONDS} s per run, ${ROUNDS} interleaved rounds`)
@@ -297,6 +316,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const nuxtRoute = by('Nuxt route, constant (no proxy)')
   const gateway = by('gateway /api/** (live session)')
   const session = by('gateway GET /auth/session (mock)')
+  const revoking = by('gateway /api/** (10,000 revocations held)')
   const ratio = (a, b) => (a && b ? (a.rps / b.rps).toFixed(2) : '—')
   const lines = [
     '| Path | req/s | p50 ms | p99 ms | × nginx | × fastify | × h3 proxyRequest | non-2xx |',
@@ -307,6 +327,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     '|---|---|---|',
     `| proxy vs @fastify/http-proxy | ${ratio(gateway, fastify)}× req/s, p99 ${gateway.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms | ≥ 1.0×, p99 no worse |`,
     `| proxy vs h3 proxyRequest | ${ratio(gateway, h3)}× | ≥ 4× |`,
+    `| proxy holding 10,000 revocations vs none | ${revoking ? `${ratio(revoking, gateway)}×` : 'not measured (no redis-server)'} | ≥ 0.95× |`,
     `| GET /auth/session (mock) vs constant Nuxt route | ${ratio(session, nuxtRoute)}× | ≥ 0.8× |`,
     `| streaming peak RSS growth (1 GiB up, 1 GiB down, 128 MiB slow reader) | ${streaming.growth.toFixed(1)} MiB over ${streaming.baseline.toFixed(1)} MiB; bytes ${streaming.upOk && streaming.downOk && streaming.slowOk ? 'all match (SHA-256)' : 'MISMATCH'} | < 48 MiB |`,
     `| login: gateway p50 − direct IAM calls p50 | ${(viaGateway - direct).toFixed(2)} ms (${viaGateway.toFixed(2)} vs ${direct.toFixed(2)}) | ≤ 2 ms |`,

@@ -1,38 +1,15 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startSampleBackend } from '../../dev/backend.mjs'
-import { AUTHENTICATOR_OTP, MESSENGER_OTP, startDevIam, USERS } from '../../dev/iam.mjs'
-import { launchChromium, SCREENSHOTS } from '../helpers/browser'
-import { startGateway, type RunningGateway } from '../helpers/gateway'
+import type { Page } from 'playwright-core'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { AUTHENTICATOR_OTP, MESSENGER_OTP, USERS } from '../../dev/iam.mjs'
+import { SCREENSHOTS, useBrowserStack } from '../helpers/browser'
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-let backend: Awaited<ReturnType<typeof startSampleBackend>>
-let gateway: RunningGateway
-let browser: Browser
-let context: BrowserContext
+const stack = useBrowserStack()
 let page: Page
-
-beforeAll(async () => {
-  iam = await startDevIam()
-  backend = await startSampleBackend({ iamUrl: iam.url })
-  gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: backend.url })
-  browser = await launchChromium()
-})
-afterAll(async () => {
-  await browser?.close()
-  await gateway?.stop()
-  await backend?.close()
-  await iam?.close()
-})
 beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'vi-VN' })
-  page = await context.newPage()
-})
-afterEach(async () => {
-  await context?.close()
+  page = await stack.context.newPage()
 })
 
-const url = (path: string) => gateway.url + path
+const url = (path: string) => stack.gateway.url + path
 
 /** Whether a URL is the login page with the given `redirect` (however the router encoded it). */
 function isLoginWith(redirect: string) {
@@ -80,10 +57,10 @@ describe('the login flow of the contract', () => {
 
   it('keeps the token out of document.cookie, the page source and the SSR payload', async () => {
     await loginAs('admin', 'admin123')
-    const token = iam.requests.filter(r => r.path === '/iam/user/userInfo').at(-1)!.headers.authorization as string
+    const token = stack.iam.requests.filter(r => r.path === '/iam/user/userInfo').at(-1)!.headers.authorization as string
     expect(token.length).toBeGreaterThan(2000)
     expect(await page.evaluate(() => document.cookie)).not.toContain('svc_session')
-    const cookies = await context.cookies()
+    const cookies = await stack.context.cookies()
     const session = cookies.find(cookie => cookie.name === 'svc_session')!
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: true, path: '/' })
     for (const path of ['/', '/orders']) {
@@ -109,14 +86,14 @@ describe('the login flow of the contract', () => {
   })
 
   it('focuses the first empty field instead of sending', async () => {
-    const before = iam.requests.length
+    const before = stack.iam.requests.length
     await page.goto(url('/auth/login'))
     await page.locator('button[type=submit]:not([disabled])').waitFor()
     await page.getByLabel('Mật khẩu').fill('x')
     await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('login-username')
     expect(await page.getByText('Vui lòng nhập tên đăng nhập.').isVisible()).toBe(true)
-    expect(iam.requests.slice(before).some(r => r.path === '/auth/auth/login-v1')).toBe(false)
+    expect(stack.iam.requests.slice(before).some(r => r.path === '/auth/auth/login-v1')).toBe(false)
   })
 
   it('OTP by messenger: send the code, keep the transactionId, log in', async () => {
@@ -130,7 +107,7 @@ describe('the login flow of the contract', () => {
     await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
     await page.waitForURL(url('/'))
     await expect.poll(() => page.getByTestId('user-name').textContent()).toBe(USERS['otp.sms'].fullName)
-    const call = iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!
+    const call = stack.iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!
     expect(call.body).toMatchObject({ authenMethod: 'MESSENGER', otp: MESSENGER_OTP })
     expect(call.body.transactionId).toMatch(/^tx-/)
   })
@@ -145,7 +122,7 @@ describe('the login flow of the contract', () => {
     await page.getByLabel('Mã OTP', { exact: true }).fill(AUTHENTICATOR_OTP)
     await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
     await page.waitForURL(url('/'))
-    expect(iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!.body).toMatchObject({ authenMethod: 'AUTHENTICATOR', otp: AUTHENTICATOR_OTP })
+    expect(stack.iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!.body).toMatchObject({ authenMethod: 'AUTHENTICATOR', otp: AUTHENTICATOR_OTP })
   })
 })
 
@@ -173,7 +150,7 @@ describe('gating', () => {
     await page.getByTestId('orders-table').waitFor()
     expect(await controls()).toEqual({ create: false, deleteDisabled: true, deleteAria: 'true', complete: 0 })
     // Hidden on the server render too: the HTML already has display:none.
-    const html = await (await context.request.get(url('/orders'))).text()
+    const html = await (await stack.context.request.get(url('/orders'))).text()
     expect(html).toMatch(/<a[^>]*style="display:none;?"[^>]*data-testid="create-order"|data-testid="create-order"[^>]*style="display:none/)
 
     await page.getByRole('button', { name: 'Đăng xuất' }).click()
@@ -196,7 +173,7 @@ describe('gating', () => {
 
   it('goes to the login page when an /api call answers 401 because the session is over', async () => {
     await loginAs('viewer', 'viewer123', '/')
-    iam.revokeAll()
+    stack.iam.revokeAll()
     await page.getByRole('link', { name: 'Đơn hàng', exact: true }).click()
     await page.waitForURL(isLoginWith('/orders'))
   })
@@ -213,8 +190,8 @@ describe('logout and hostile redirects', () => {
     await loginAs('sale', 'sale123')
     await page.getByRole('button', { name: 'Đăng xuất' }).click()
     await page.waitForURL(isLoginWith('/'))
-    expect((await context.cookies()).some(cookie => cookie.name === 'svc_session')).toBe(false)
-    expect(await (await context.request.get(url('/auth/session'))).json()).toEqual({ user: null, expiresAt: null })
+    expect((await stack.context.cookies()).some(cookie => cookie.name === 'svc_session')).toBe(false)
+    expect(await (await stack.context.request.get(url('/auth/session'))).json()).toEqual({ user: null, expiresAt: null })
   })
 
   it.each(['//evil.example/x', 'https://evil.example', '/\\evil.example', '/%09/evil.example', 'javascript:alert(1)'])(
@@ -223,10 +200,10 @@ describe('logout and hostile redirects', () => {
       await fillLogin('viewer', 'viewer123')
       await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
       await page.waitForLoadState('networkidle')
-      await expect.poll(() => new URL(page.url()).origin).toBe(gateway.url)
+      await expect.poll(() => new URL(page.url()).origin).toBe(stack.gateway.url)
 
       await page.goto(url(`/auth/logout?redirect=${encodeURIComponent(redirect)}`))
-      expect(new URL(page.url()).origin).toBe(gateway.url)
+      expect(new URL(page.url()).origin).toBe(stack.gateway.url)
     })
 
   it('sends a signed-in user who opens the login page on to the internal redirect', async () => {

@@ -1,36 +1,11 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startSampleBackend } from '../../dev/backend.mjs'
-import { startDevIam, USERS } from '../../dev/iam.mjs'
-import { launchChromium, SCREENSHOTS } from '../helpers/browser'
-import { startGateway, type RunningGateway } from '../helpers/gateway'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
+import { USERS } from '../../dev/iam.mjs'
+import { SCREENSHOTS, useBrowserStack } from '../helpers/browser'
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-let backend: Awaited<ReturnType<typeof startSampleBackend>>
-let gateway: RunningGateway
-let browser: Browser
-let context: BrowserContext
+const stack = useBrowserStack()
 
-beforeAll(async () => {
-  iam = await startDevIam()
-  backend = await startSampleBackend({ iamUrl: iam.url })
-  gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: backend.url })
-  browser = await launchChromium()
-})
-afterAll(async () => {
-  await browser?.close()
-  await gateway?.stop()
-  await backend?.close()
-  await iam?.close()
-})
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'vi-VN' })
-})
-afterEach(async () => {
-  await context?.close()
-})
-
-const url = (path: string) => gateway.url + path
+const url = (path: string) => stack.gateway.url + path
 
 async function logIn(page: Page, username: string, password: string, path = '/') {
   await page.goto(url(path))
@@ -45,9 +20,9 @@ const isLoginWith = (redirect: string) => (target: URL) => target.pathname === '
 
 describe('tabs of one browser stay in step', () => {
   it('a logout in one tab sends the other to the login page within 2 s, with its path as redirect', async () => {
-    const first = await context.newPage()
+    const first = await stack.context.newPage()
     await logIn(first, 'sale', 'sale123', '/orders')
-    const second = await context.newPage()
+    const second = await stack.context.newPage()
     await second.goto(url('/about'))
     await expect.poll(() => second.getByTestId('user-name').textContent()).toBe(USERS.sale.fullName)
     const started = Date.now()
@@ -60,11 +35,11 @@ describe('tabs of one browser stay in step', () => {
   })
 
   it('a login in one tab shows the user in the other', async () => {
-    const first = await context.newPage()
+    const first = await stack.context.newPage()
     await first.goto(url('/orders'))
     expect(isLoginWith('/orders')(new URL(first.url()))).toBe(true)
     await first.locator('button[type=submit]:not([disabled])').waitFor()
-    const second = await context.newPage()
+    const second = await stack.context.newPage()
     await logIn(second, 'viewer', 'viewer123', '/')
     // The first tab, on the login page, moves on to its redirect with the user shown.
     await first.waitForURL(url('/orders'), { timeout: 2_000 })
@@ -74,7 +49,7 @@ describe('tabs of one browser stay in step', () => {
 
 describe('a session about to end', () => {
   it('shows the banner for a short-lived session, then sends the tab to the login page when it ends', async () => {
-    const page = await context.newPage()
+    const page = await stack.context.newPage()
     await logIn(page, 'short-lived', 'short123', '/')
     const banner = page.getByTestId('session-expiry')
     await banner.waitFor({ timeout: 2_000 })
