@@ -5,86 +5,87 @@ import { fileURLToPath } from 'node:url'
 const PROXY_ROUTE_FILE = join(dirname(fileURLToPath(import.meta.url)), 'server/routes/api/[...path].ts')
 
 /**
- * svc-auth-gateway: a Nuxt layer. Every key below can be overridden at start by an APP_* variable
- * (nitro.envPrefix 'APP_': auth.baseURL <- APP_AUTH_BASE_URL). Values are coerced and checked in server/core/config.ts.
+ * svc-auth-gateway: a Nuxt layer. Every key under runtimeConfig.svcGateway is overridden at start by its APP_*
+ * variable (auth.baseURL <- APP_AUTH_BASE_URL), read by the gateway itself (server/core/config.ts: overlayEnv): the
+ * app's own settings, its NUXT_* variables included, are left as they are. Values are coerced and checked there too.
  */
 export default defineNuxtConfig({
-  devtools: { enabled: false },
   runtimeConfig: {
-    nitro: { envPrefix: 'APP_' },
-    auth: {
-      /** IAM base address; required unless mock. @default '' */
-      baseURL: '',
-      /** Mock mode: no IAM, any account. @default false */
-      mock: false,
-      /** Application code used when a login carries no clientId. @default '' */
-      clientId: '',
-      /** Seconds a successful GET /auth/clients answer is kept per process; 0 turns the cache off. @default 60 */
-      clientsCacheSeconds: 60,
-      endpoints: {
-        /** @default '/auth/auth/login-v1' */
-        login: '/auth/auth/login-v1',
-        /** @default '/iam/user/userInfo' */
-        userInfo: '/iam/user/userInfo',
-        /** '' gives an empty list. @default '/iam/client/findAll?status=1' */
-        clients: '/iam/client/findAll?status=1',
-        /** '' disables OTP sending. @default '/auth/auth/login/request' */
-        otpSend: '/auth/auth/login/request',
-        /** Called (POST, raw token in `authorization`) at logout; '' turns it off. @default '' */
-        logout: '',
+    svcGateway: {
+      auth: {
+        /** IAM base address; required unless mock. @default '' */
+        baseURL: '',
+        /** Mock mode: no IAM, any account. @default false */
+        mock: false,
+        /** Application code used when a login carries no clientId. @default '' */
+        clientId: '',
+        /** Seconds a successful GET /auth/clients answer is kept per process; 0 turns the cache off. @default 60 */
+        clientsCacheSeconds: 60,
+        endpoints: {
+          /** @default '/auth/auth/login-v1' */
+          login: '/auth/auth/login-v1',
+          /** @default '/iam/user/userInfo' */
+          userInfo: '/iam/user/userInfo',
+          /** '' gives an empty list. @default '/iam/client/findAll?status=1' */
+          clients: '/iam/client/findAll?status=1',
+          /** '' disables OTP sending. @default '/auth/auth/login/request' */
+          otpSend: '/auth/auth/login/request',
+          /** Called (POST, raw token in `authorization`) at logout; '' turns it off. @default '' */
+          logout: '',
+        },
+        mapping: {
+          token: 'body.tokenData.access_token',
+          expiresIn: 'body.tokenData.expires_in',
+          id: 'body.userId',
+          name: 'body.fullName',
+          email: 'body.email',
+          roles: 'body.listRole',
+          permissions: 'body.authorization',
+          roleKey: 'code',
+          permissionKey: 'uri',
+          /** '' disables the type filter. @default 'web' */
+          permissionType: 'web',
+          permissionTypeKey: 'type',
+          clients: 'body',
+          clientId: 'id',
+          clientCode: 'code',
+          clientName: 'name',
+          transactionId: 'body.transactionId',
+        },
+        authenMethod: {
+          /** @default 'AUTHENTICATOR' */
+          authenticator: 'AUTHENTICATOR',
+          /** @default 'MESSENGER' */
+          messenger: 'MESSENGER',
+        },
       },
-      mapping: {
-        token: 'body.tokenData.access_token',
-        expiresIn: 'body.tokenData.expires_in',
-        id: 'body.userId',
-        name: 'body.fullName',
-        email: 'body.email',
-        roles: 'body.listRole',
-        permissions: 'body.authorization',
-        roleKey: 'code',
-        permissionKey: 'uri',
-        /** '' disables the type filter. @default 'web' */
-        permissionType: 'web',
-        permissionTypeKey: 'type',
-        clients: 'body',
-        clientId: 'id',
-        clientCode: 'code',
-        clientName: 'name',
-        transactionId: 'body.transactionId',
+      session: {
+        /** At least 32 characters; required at start. */
+        secret: '',
+        /** Comma-separated old secrets, accepted for reading. @default '' */
+        secretPrevious: '',
       },
-      authenMethod: {
-        /** @default 'AUTHENTICATOR' */
-        authenticator: 'AUTHENTICATOR',
-        /** @default 'MESSENGER' */
-        messenger: 'MESSENGER',
+      /** Backend address for /api/**. @default '' */
+      apiProxyTarget: '',
+      /** ms without a backend answer before 504. @default 60000 */
+      apiProxyTimeout: 60000,
+      /** Comma-separated origins allowed to send unsafe cross-origin requests. @default '' */
+      trustedOrigins: '',
+      /** Number of reverse proxies in front (true = 1). @default false */
+      trustProxy: false,
+      rateLimit: {
+        /** Failures per (IP, username) in the window; 0 turns it off. @default 5 */
+        perUser: 5,
+        /** Failures per IP in the window; 0 turns it off. @default 100 */
+        perIp: 100,
+        /** Window in seconds. @default 900 */
+        window: 900,
+        /** Counters kept in memory at most (about 300 bytes each); blocking ones are never pushed out. @default 100000 */
+        maxKeys: 100000,
       },
+      /** Redis for shared rate-limit counters and session revocations. @default '' */
+      redisUrl: '',
     },
-    session: {
-      /** At least 32 characters; required at start. */
-      secret: '',
-      /** Comma-separated old secrets, accepted for reading. @default '' */
-      secretPrevious: '',
-    },
-    /** Backend address for /api/**. @default '' */
-    apiProxyTarget: '',
-    /** ms without a backend answer before 504. @default 60000 */
-    apiProxyTimeout: 60000,
-    /** Comma-separated origins allowed to send unsafe cross-origin requests. @default '' */
-    trustedOrigins: '',
-    /** Number of reverse proxies in front (true = 1). @default false */
-    trustProxy: false,
-    rateLimit: {
-      /** Failures per (IP, username) in the window; 0 turns it off. @default 5 */
-      perUser: 5,
-      /** Failures per IP in the window; 0 turns it off. @default 100 */
-      perIp: 100,
-      /** Window in seconds. @default 900 */
-      window: 900,
-      /** Counters kept in memory at most (about 300 bytes each); blocking ones are never pushed out. @default 100000 */
-      maxKeys: 100000,
-    },
-    /** Redis for shared rate-limit counters. @default '' */
-    redisUrl: '',
   },
   compatibilityDate: '2026-01-01',
   hooks: {

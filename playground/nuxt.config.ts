@@ -1,6 +1,9 @@
 export default defineNuxtConfig({
   extends: ['..'],
+  devtools: { enabled: false },
   app: { head: { htmlAttrs: { lang: 'vi' }, title: 'Đơn hàng nội bộ' } },
   css: ['~/assets/main.css'],
+  // The app's own runtime config: NUXT_PUBLIC_APP_NAME still reaches it (the layer reads only its APP_* variables).
+  runtimeConfig: { public: { appName: 'Quản lý đơn hàng' } },
   compatibilityDate: '2026-01-01',
 })

@@ -1,7 +1,8 @@
 /**
  * Coercion and validation of the gateway's configuration, in one place.
- * Values arrive from `runtimeConfig`, overridden by `APP_*` variables that Nitro has already parsed:
- * '1' is the number 1, 'true' the boolean, an empty value ''. Pure: no h3 or Nitro imports.
+ * Defaults come from `runtimeConfig.svcGateway` (nuxt.config.ts); every key is overridden by its `APP_*` variable,
+ * read here as raw text (overlayEnv), so the app's own settings and NUXT_* variables stay the app's. Values may also
+ * arrive parsed from the app's config ('1' the number 1, 'true' the boolean). Pure: no h3 or Nitro imports.
  */
 
 export interface IamMapping {
@@ -64,6 +65,29 @@ export interface RawGatewayConfig {
   trustProxy?: unknown
   rateLimit?: Record<string, unknown>
   redisUrl?: unknown
+}
+
+/** The APP_* variable of a key path under runtimeConfig.svcGateway: ['auth', 'baseURL'] is APP_AUTH_BASE_URL. */
+export function envName(path: readonly string[]): string {
+  return `APP_${path.map(part => part.replace(/([a-z\d])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`
+}
+
+/**
+ * A copy of the configuration tree with each leaf replaced by its APP_* variable when that is set (raw text; the
+ * parsers below coerce it). Keys that are not in the tree have no variable.
+ */
+export function overlayEnv(tree: Record<string, unknown>, env: Record<string, string | undefined>, path: string[] = []): Record<string, unknown> {
+  const copy: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(tree)) {
+    const at = [...path, key]
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      copy[key] = overlayEnv(value as Record<string, unknown>, env, at)
+      continue
+    }
+    const variable = env[envName(at)]
+    copy[key] = variable === undefined ? value : variable
+  }
+  return copy
 }
 
 /** A string setting: numbers are turned into text, null/undefined/objects into the default. */

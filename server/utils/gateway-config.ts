@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { useRuntimeConfig } from 'nitropack/runtime'
-import { parseGatewayConfig, readSecrets, type GatewayConfig, type RawGatewayConfig } from '../core/config'
+import { overlayEnv, parseGatewayConfig, readSecrets, type GatewayConfig, type RawGatewayConfig } from '../core/config'
 import { deriveSealKeys, type SealKeys } from '../core/seal'
 import { SessionCache } from '../core/session-cache'
 
@@ -8,9 +8,8 @@ let cached: { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache 
 
 /** Reads the session secrets; under `nuxt dev` a missing one becomes a random per-process key (with a warning). */
 function secretsFor(raw: RawGatewayConfig): string[] {
-  // The raw variable first: Nitro's parsing would turn an all-digit secret into a number and lose digits.
-  const current = process.env.APP_SESSION_SECRET ?? raw.session?.secret
-  const previous = process.env.APP_SESSION_SECRET_PREVIOUS ?? raw.session?.secretPrevious
+  const current = raw.session?.secret
+  const previous = raw.session?.secretPrevious
   if (import.meta.dev && String(current ?? '').length < 32) {
     console.warn('[svc-auth-gateway] APP_SESSION_SECRET chưa đủ 32 ký tự: dùng khoá ngẫu nhiên cho tiến trình dev này.')
     return [randomBytes(32).toString('hex')]
@@ -19,13 +18,14 @@ function secretsFor(raw: RawGatewayConfig): string[] {
 }
 
 /**
- * The gateway's configuration, parsed and validated once per process from runtimeConfig (APP_* variables at start),
- * with the session keys derived once and the cache of opened session cookies. Raises a ConfigError naming the
- * variable when something cannot work.
+ * The gateway's configuration, parsed and validated once per process: runtimeConfig.svcGateway's defaults with the
+ * APP_* variables of the start over them, the session keys derived once, and the cache of opened session cookies.
+ * Raises a ConfigError naming the variable when something cannot work.
  */
 export function useGatewayConfig(): { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache } {
   if (!cached) {
-    const raw = useRuntimeConfig() as unknown as RawGatewayConfig
+    const defaults = (useRuntimeConfig() as { svcGateway?: Record<string, unknown> }).svcGateway ?? {}
+    const raw = overlayEnv(defaults, process.env) as RawGatewayConfig
     const config = parseGatewayConfig(raw, secretsFor(raw))
     const sealKeys = deriveSealKeys(config.secrets, config.mock)
     cached = { config, sealKeys, sessions: new SessionCache(sealKeys) }

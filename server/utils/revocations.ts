@@ -105,22 +105,34 @@ export async function startRevocations(): Promise<void> {
     const revocation = parseRevocation(text)
     if (revocation) revoked.add(revocation)
   })
-  let first = true
+  // Once both connections are ready (at start, or back after an outage): follow the channel, send what was revoked
+  // here meanwhile, then load every live revocation, so nothing announced during the outage is missed.
+  let syncing = false
+  let markFollowed: () => void = () => {}
   const followed = new Promise<void>((resolve) => {
-    subscriber.on('ready', () => {
-      const wasDown = !first || redisDown
-      first = false
-      subscriber.subscribe(CHANNEL)
-        .then(async () => {
-          const sent = redis.status === 'ready' ? await flushPending(redis) : 0
-          const loaded = await loadAll(redis)
-          redisDown = false
-          if (wasDown) console.warn(`[svc-auth-gateway] Redis đã trở lại: gửi ${sent} thu hồi phiên chờ, nhận ${loaded} thu hồi mới.`)
-        })
-        .catch(error => onDown(error))
-        .finally(resolve)
-    })
+    markFollowed = resolve
   })
+  const resync = async () => {
+    if (syncing || redis.status !== 'ready' || subscriber.status !== 'ready') return
+    syncing = true
+    try {
+      await subscriber.subscribe(CHANNEL)
+      const sent = await flushPending(redis)
+      const loaded = await loadAll(redis)
+      if (redisDown) console.warn(`[svc-auth-gateway] Redis đã trở lại: gửi ${sent} thu hồi phiên chờ, nhận ${loaded} thu hồi.`)
+      redisDown = pending.length > 0
+    }
+    catch (error) {
+      onDown(error)
+    }
+    finally {
+      syncing = false
+      markFollowed()
+    }
+  }
+  redis.on('ready', resync)
+  subscriber.on('ready', resync)
+  void resync()
   // Start-up waits a little for the live revocations; a Redis that is down does not hold the server back.
   await Promise.race([followed, new Promise(resolve => setTimeout(resolve, 2_000).unref())])
   // Hourly sweep even when nobody revokes: memory holds only revocations of sessions that could still be alive.

@@ -86,6 +86,16 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
 })
 
 describe('configuration read at start', () => {
+  it('leaves the app\'s own runtime config to its NUXT_* variables, and reads the gateway\'s from APP_*', async () => {
+    const gateway = await gatewayWith({ APP_AUTH_MOCK: 'true', NUXT_PUBLIC_APP_NAME: 'Kho hàng miền Nam', APP_PUBLIC_APP_NAME: 'Sai' })
+    const login = await post(gateway, '/auth/login', { username: 'alice', password: 'x' })
+    expect(login.status).toBe(200)
+    const page = await fetch(`${gateway.url}/`, { headers: { cookie: cookiePair(findSetCookie(login, 'svc_session')!) } })
+    const html = await page.text()
+    expect(html).toContain('◆ Kho hàng miền Nam')
+    expect(html).not.toContain('Sai')
+  })
+
   it('answers the contract 500 on IAM routes when APP_AUTH_BASE_URL is missing and mock is off', async () => {
     const gateway = await gatewayWith({})
     for (const [path, body] of [['/auth/login', { username: 'a', password: 'b' }], ['/auth/otp/send', { username: 'a', password: 'b' }]] as const) {

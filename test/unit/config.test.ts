@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount } from '../../server/core/config'
+import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount } from '../../server/core/config'
 
 const SECRET = 'x'.repeat(32)
 
@@ -101,5 +101,34 @@ describe('parseGatewayConfig', () => {
     expect(() => parseGatewayConfig({ auth: { baseURL: 'not a url' } }, [SECRET])).toThrow(/APP_AUTH_BASE_URL/)
     expect(() => parseGatewayConfig({ apiProxyTarget: 'ftp://x' }, [SECRET])).toThrow(/APP_API_PROXY_TARGET/)
     expect(() => parseGatewayConfig({ apiProxyTarget: 'http://x/?a=1' }, [SECRET])).toThrow(/APP_API_PROXY_TARGET/)
+  })
+})
+
+describe('reading APP_* variables', () => {
+  it.each([
+    [['auth', 'baseURL'], 'APP_AUTH_BASE_URL'],
+    [['auth', 'endpoints', 'userInfo'], 'APP_AUTH_ENDPOINTS_USER_INFO'],
+    [['auth', 'mapping', 'expiresIn'], 'APP_AUTH_MAPPING_EXPIRES_IN'],
+    [['auth', 'authenMethod', 'messenger'], 'APP_AUTH_AUTHEN_METHOD_MESSENGER'],
+    [['auth', 'clientsCacheSeconds'], 'APP_AUTH_CLIENTS_CACHE_SECONDS'],
+    [['session', 'secretPrevious'], 'APP_SESSION_SECRET_PREVIOUS'],
+    [['apiProxyTarget'], 'APP_API_PROXY_TARGET'],
+    [['rateLimit', 'maxKeys'], 'APP_RATE_LIMIT_MAX_KEYS'],
+    [['trustProxy'], 'APP_TRUST_PROXY'],
+  ])('%j is %s', (path, name) => {
+    expect(envName(path)).toBe(name)
+  })
+
+  it('puts each set variable over its default, as raw text, and nothing else', () => {
+    const tree = { auth: { baseURL: '', mock: false, endpoints: { login: '/a' } }, session: { secret: '' }, apiProxyTimeout: 60000 }
+    const env = { APP_AUTH_MOCK: '1', APP_SESSION_SECRET: '0123456789'.repeat(4), APP_API_PROXY_TIMEOUT: '', APP_OTHER: 'x', NUXT_AUTH_BASE_URL: 'http://nuxt' }
+    expect(overlayEnv(tree, env)).toEqual({
+      auth: { baseURL: '', mock: '1', endpoints: { login: '/a' } },
+      session: { secret: '0123456789'.repeat(4) },
+      apiProxyTimeout: '',
+    })
+    const config = parseGatewayConfig(overlayEnv(tree, env), ['s'.repeat(32)])
+    expect(config.mock).toBe(true)
+    expect(config.apiProxyTimeout).toBe(60_000)
   })
 })
