@@ -3,5 +3,11 @@ export default defineAppConfig({
   svcAuth: {
     /** Minutes before the session's end when useSessionExpiry() says `expiringSoon`. @default 5 */
     expiryWarningMinutes: 5,
+    /** The product's name, shown on the login page. @default '' (none) */
+    productName: '',
+    /** Address of the product's logo for the login page (for example '/logo.svg' from the app's public/). @default '' */
+    logoUrl: '',
+    /** The page after login when the login page has no internal `redirect`. @default '/' */
+    homePath: '/',
   },
 })

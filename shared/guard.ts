@@ -22,11 +22,11 @@ export type GuardDecision
 /**
  * The route guard's decision, pure: every page needs a session unless `auth: false`; no session goes to the login
  * page with the original full path; `permissions` need all of them. A signed-in user opening the login page goes on
- * to its internal `redirect` (else '/').
+ * to its internal `redirect` (else `home`, the page after login: app config `svcAuth.homePath`, default '/').
  */
-export function decideRoute(target: { path: string, fullPath: string, meta: GuardMeta, redirectQuery?: unknown }, user: AuthUser | null): GuardDecision {
+export function decideRoute(target: { path: string, fullPath: string, meta: GuardMeta, redirectQuery?: unknown }, user: AuthUser | null, home = '/'): GuardDecision {
   if (target.path === LOGIN_PATH) {
-    return user ? { action: 'redirect', to: safeRedirect(target.redirectQuery) } : { action: 'allow' }
+    return user ? { action: 'redirect', to: safeRedirect(target.redirectQuery, home) } : { action: 'allow' }
   }
   if (target.meta.auth === false) return { action: 'allow' }
   if (!user) return { action: 'login', to: `${LOGIN_PATH}?redirect=${encodeURIComponent(target.fullPath)}` }

@@ -10,9 +10,10 @@ export function isInternalPath(value: unknown): value is string {
   return !/[\\\s\u0000-\u001F\u007F-\u009F\u00A0\u1680\u2000-\u200F\u2028\u2029\u202F\u205F\u3000\uFEFF]/.test(value)
 }
 
-/** `value` when it is an internal path, else '/'. */
-export function safeRedirect(value: unknown): string {
-  return isInternalPath(value) ? value : '/'
+/** `value` when it is an internal path, else `fallback` (itself internal, else '/'). */
+export function safeRedirect(value: unknown, fallback: unknown = '/'): string {
+  if (isInternalPath(value)) return value
+  return isInternalPath(fallback) ? fallback : '/'
 }
 
 /** An internal path made safe for a Location header: every non-ASCII or unprintable character percent-encoded. */

@@ -15,6 +15,7 @@ export default defineNuxtRouteMiddleware((to) => {
   const decision = decideRoute(
     { path: to.path, fullPath: to.fullPath, meta: { auth: to.meta.auth, permissions: to.meta.permissions }, redirectQuery: to.query.redirect },
     useAuthUser().value,
+    useAppConfig().svcAuth?.homePath,
   )
   if (decision.action === 'login') return navigateTo(decision.to)
   if (decision.action === 'redirect') return navigateTo(decision.to, { replace: true })

@@ -44,7 +44,7 @@ function followSession(): void {
       await refresh()
       // A tab waiting on the login page moves on to its internal `redirect`, as after its own login.
       const current = router.currentRoute.value
-      if (current.path === LOGIN_PATH && user.value) await navigateTo(safeRedirect(current.query.redirect), { replace: true })
+      if (current.path === LOGIN_PATH && user.value) await navigateTo(safeRedirect(current.query.redirect, useAppConfig().svcAuth?.homePath), { replace: true })
       return
     }
     user.value = null
@@ -52,16 +52,18 @@ function followSession(): void {
     await toLogin()
   })
 
-  // When the session's end passes, make sure (the IAM may have more to say) and leave for the login page.
+  // When the session's end passes, make sure (the server has the last word) and leave for the login page.
   let timer: ReturnType<typeof setTimeout> | undefined
-  watch(expiresAt, (end) => {
+  const arm = (end: number | null) => {
     clearTimeout(timer)
     if (!end) return
     // setTimeout holds at most ~24.8 days; a session lasts 8 hours.
     timer = setTimeout(async () => {
-      if (await refresh()) return
+      // Still a session (a clock running ahead of the server's): look again at the end the server gives.
+      if (await refresh()) return arm(Math.max(expiresAt.value ?? 0, Date.now() + 5_000))
       announceAuthChange('ended')
       await toLogin()
     }, Math.max(0, end - Date.now()) + 250)
-  }, { immediate: true })
+  }
+  watch(expiresAt, arm, { immediate: true })
 }

@@ -9,6 +9,7 @@ import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clien
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
+import { runProxyRequestHooks } from './proxy-hooks'
 import { openLiveSession } from './session-cookie'
 
 /** Pooled keep-alive connections to the backend. */
@@ -76,6 +77,8 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
     requestId: id,
     accessToken: cookie ? liveToken(openLiveSession(cookie)) : undefined,
   })
+
+  runProxyRequestHooks(headers, req)
 
   return new Promise<void>((resolve) => {
     let controller: Dispatcher.DispatchController | undefined

@@ -36,6 +36,11 @@ describe('the login flow of the contract', () => {
     expect(isLoginWith('/orders?q=c')(new URL(page.url()))).toBe(true)
     await page.locator('button[type=submit]:not([disabled])').waitFor()
     await page.screenshot({ path: `${SCREENSHOTS}login.png` })
+    // The app's name and logo from its app config (svcAuth.productName, svcAuth.logoUrl).
+    expect(await page.getByTestId('login-product').textContent()).toBe('Quản lý đơn hàng')
+    const logo = page.getByTestId('login-logo')
+    expect(await logo.getAttribute('src')).toBe('/logo.svg')
+    expect(await logo.evaluate(image => (image as HTMLImageElement).naturalWidth)).toBe(48)
     await fillLogin('sale', 'sale123')
     await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
     await page.waitForURL(url('/orders?q=c'))

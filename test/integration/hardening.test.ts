@@ -192,6 +192,11 @@ describe('the proxy\'s requests and answers', () => {
     expect(headers['x-forwarded-for']).toBe('127.0.0.1')
   })
 
+  it('lets the app\'s server code add headers to proxied requests (onProxyRequest)', async () => {
+    const seen = await observed(() => rawRequest(`${gateway.url}/api/orders`, { headers: { 'x-app': 'forged' } }))
+    expect(seen.backend[0]!.headers['x-app']).toBe('playground')
+  })
+
   it.each(['/api/..;/admin', '/api/%2e%2e;a=b/x', '/api/..%3b/x', '/api/.;/x', '/api/x/..;jsessionid=1/admin', '/api/%2e%2e%3B/x'])(
     '%s: 400, no backend request',
     expectInvalidApiPath,

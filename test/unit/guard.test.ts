@@ -25,4 +25,10 @@ describe('decideRoute (the route middleware)', () => {
     expect(decideRoute(page('/auth/login', {}, '//evil.com'), user)).toEqual({ action: 'redirect', to: '/' })
     expect(decideRoute(page('/auth/login', {}, ['/a', '/b']), user)).toEqual({ action: 'redirect', to: '/' })
   })
+  it('sends a signed-in user without a redirect to the app\'s page after login, when that is internal', () => {
+    expect(decideRoute(page('/auth/login'), user, '/orders')).toEqual({ action: 'redirect', to: '/orders' })
+    expect(decideRoute(page('/auth/login', {}, '//evil.com'), user, '/orders')).toEqual({ action: 'redirect', to: '/orders' })
+    expect(decideRoute(page('/auth/login', {}, '/about'), user, '/orders')).toEqual({ action: 'redirect', to: '/about' })
+    expect(decideRoute(page('/auth/login'), user, 'https://evil.com')).toEqual({ action: 'redirect', to: '/' })
+  })
 })

@@ -26,6 +26,13 @@ describe('isInternalPath / safeRedirect', () => {
     expect(new URL(encodeLocation(input), OWN).origin).toBe(OWN)
   })
 
+  it('falls back to an internal fallback, never to a hostile one', () => {
+    expect(safeRedirect('//evil.com', '/orders')).toBe('/orders')
+    expect(safeRedirect('/about', '/orders')).toBe('/about')
+    expect(safeRedirect(undefined, '//evil.com')).toBe('/')
+    expect(safeRedirect(undefined, undefined)).toBe('/')
+  })
+
   it('refuses non-strings and overlong values', () => {
     for (const value of [undefined, null, 42, ['/a'], { a: 1 }, `/${'a'.repeat(3000)}`]) expect(safeRedirect(value)).toBe('/')
   })

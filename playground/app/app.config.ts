@@ -1,0 +1,3 @@
+export default defineAppConfig({
+  svcAuth: { productName: 'Quản lý đơn hàng', logoUrl: '/logo.svg' },
+})
