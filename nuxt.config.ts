@@ -10,6 +10,28 @@ const PROXY_ROUTE_FILE = join(dirname(fileURLToPath(import.meta.url)), 'server/r
  * app's own settings, its NUXT_* variables included, are left as they are. Values are coerced and checked there too.
  */
 export default defineNuxtConfig({
+  modules: [
+    // Types that must reach the app wherever the layer is installed (a .d.ts file inside node_modules is not part of
+    // the app's type check): the page meta keys and the v-can directive.
+    (_options, nuxt) => {
+      nuxt.hook('prepare:types', ({ declarations }) => {
+        declarations.push(`declare module '#app' {
+  interface PageMeta {
+    /** false makes the page public; every other page needs a session. */
+    auth?: boolean
+    /** Permission URIs the page needs (all of them). */
+    permissions?: string[]
+  }
+}
+declare module 'vue' {
+  interface GlobalDirectives {
+    /** Hides (or with .disable, disables) the element without the permission URI(s); .any: any of them is enough. */
+    vCan: import('vue').Directive<HTMLElement, string | readonly string[], 'any' | 'disable'>
+  }
+}`)
+      })
+    },
+  ],
   runtimeConfig: {
     svcGateway: {
       auth: {
