@@ -29,6 +29,16 @@ export default defineConfig({
       },
       {
         test: {
+          // The packed layer installed, built and type-checked in a fresh app outside the repository (several minutes).
+          name: 'consumer',
+          include: ['test/consumer/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 600_000,
+          hookTimeout: 900_000,
+        },
+      },
+      {
+        test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',

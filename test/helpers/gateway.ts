@@ -31,13 +31,13 @@ export interface RunningGateway {
 }
 
 /**
- * Starts the built playground (`npm run build` first) with the given APP_* variables, on a free loopback port,
- * and waits until it answers.
+ * Starts the built playground (`npm run build` first), or another built app's server `entry`, with the given APP_*
+ * variables, on a free loopback port, and waits until it answers.
  */
-export async function startGateway(env: Record<string, string>): Promise<RunningGateway> {
-  if (!existsSync(SERVER_ENTRY)) throw new Error('playground/.output is missing: run `npm run build` first')
+export async function startGateway(env: Record<string, string>, entry = SERVER_ENTRY): Promise<RunningGateway> {
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first`)
   const port = await freePort()
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+  const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), APP_SESSION_SECRET: TEST_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
