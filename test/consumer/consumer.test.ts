@@ -50,6 +50,28 @@ const shown: AuthUser | null = user.value
 `,
   'server/routes/api/health.get.ts': `export default defineEventHandler(() => ({ ok: true, servedBy: 'consumer' }))
 `,
+  // The app's own login page replaces the layer's (same path); it logs in through useAuth().login().
+  'app/pages/auth/login.vue': `<script setup lang="ts">
+definePageMeta({ auth: false })
+const { login } = useAuth()
+const failure = ref('')
+async function submit() {
+  try {
+    await login({ username: 'sale', password: 'sale123' })
+  }
+  catch (error) {
+    failure.value = AppError.from(error).message
+  }
+}
+</script>
+
+<template>
+  <form data-testid="own-login" @submit.prevent="submit">
+    <h1>Đăng nhập vào Ứng dụng mẫu</h1>
+    <p>{{ failure }}</p>
+  </form>
+</template>
+`,
 }
 
 /** A page whose two misuses must fail `nuxt typecheck`. */
@@ -146,6 +168,17 @@ describe('a fresh app that installs the packed layer', () => {
     expect(html).toContain(USERS.viewer!.fullName)
     expect(html).toContain('<button style="display:none;">Tạo đơn</button>') // v-can hides it on the server render too
     expect(html).toContain('<p>Xem đơn</p>')
+  })
+
+  it('serves the app\'s own login page in place of the layer\'s', async () => {
+    const page = await fetch(`${gateway.url}/auth/login?redirect=/`)
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    expect(html).toContain('<h1>Đăng nhập vào Ứng dụng mẫu</h1>')
+    expect(html).not.toContain('Dùng tài khoản của hệ thống định danh')
+    // POST /auth/login stays the gateway's route.
+    const login = await rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'viewer', password: 'viewer123' }) })
+    expect(login.status).toBe(200)
   })
 
   it('type-checks the app, and fails it for page meta and v-can misused', () => {

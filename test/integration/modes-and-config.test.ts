@@ -155,9 +155,16 @@ describe('configuration read at start', () => {
     [{ APP_SESSION_SECRET: 'too-short' }, /APP_SESSION_SECRET.*32/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'maybe' }, /APP_AUTH_MOCK/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_BASE_URL: 'iam.local' }, /APP_AUTH_BASE_URL/],
-  ])('refuses to start with %j, naming the variable', async (env, message) => {
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_PER_USER: 'five' }, /APP_RATE_LIMIT_PER_USER phải là số nguyên >= 0 \(nhận được 'five'\)/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_PER_IP: '-1' }, /APP_RATE_LIMIT_PER_IP phải là số nguyên >= 0/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_WINDOW: '0' }, /APP_RATE_LIMIT_WINDOW phải là số nguyên >= 1/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_MAX_KEYS: '10' }, /APP_RATE_LIMIT_MAX_KEYS phải là số nguyên >= 100/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_API_PROXY_TIMEOUT: '1.5' }, /APP_API_PROXY_TIMEOUT phải là số nguyên >= 1/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_TRUST_PROXY: 'yes please' }, /APP_TRUST_PROXY phải là số nguyên >= 0/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_CLIENTS_CACHE_SECONDS: 'a minute' }, /APP_AUTH_CLIENTS_CACHE_SECONDS/],
+  ])('refuses to start with %j, naming the variable (exit code 1)', async (env, message) => {
     const { code, output } = await runGatewayToExit(env)
-    expect(code).not.toBe(0)
+    expect(code).toBe(1)
     expect(output).toMatch(message)
     expect(output).not.toMatch(/at .*\.mjs/)
   })
