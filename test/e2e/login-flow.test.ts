@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { AUTHENTICATOR_OTP, MESSENGER_OTP, USERS } from '../../dev/iam.mjs'
 import { SCREENSHOTS, useBrowserStack } from '../helpers/browser'
+import { startGateway } from '../helpers/gateway'
 
 const stack = useBrowserStack()
 let page: Page
@@ -87,6 +88,38 @@ describe('the login flow of the contract', () => {
     const alert = page.getByRole('alert')
     await expect.poll(() => alert.textContent()).toContain('Tên đăng nhập hoặc mật khẩu không đúng.')
     expect(await alert.evaluate(el => el === document.activeElement)).toBe(true)
+    expect(page.url()).toBe(url('/auth/login'))
+  })
+
+  it('sends the chosen application to the IAM as clientId', async () => {
+    await page.goto(url('/auth/login'))
+    await fillLogin('sale', 'sale123')
+    await page.getByLabel('Ứng dụng', { exact: true }).selectOption('CRM_WEB')
+    await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
+    await page.waitForURL(url('/'))
+    expect(stack.iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!.body).toMatchObject({ username: 'sale', clientId: 'CRM_WEB' })
+  })
+
+  it('shows no application dropdown when the list is empty', async () => {
+    const noClients = await startGateway({ APP_AUTH_BASE_URL: stack.iam.url, APP_AUTH_ENDPOINTS_CLIENTS: '' })
+    try {
+      await page.goto(`${noClients.url}/auth/login`)
+      await page.locator('button[type=submit]:not([disabled])').waitFor()
+      expect(await page.getByLabel('Tên đăng nhập').count()).toBe(1)
+      expect(await page.locator('select').count()).toBe(0)
+      expect(await page.getByText('Ứng dụng', { exact: true }).count()).toBe(0)
+    }
+    finally {
+      await noClients.stop()
+    }
+  })
+
+  it('shows the network failure message when the gateway cannot be reached', async () => {
+    await page.goto(url('/auth/login'))
+    await fillLogin('sale', 'sale123')
+    await page.route('**/auth/login', route => (route.request().method() === 'POST' ? route.abort('connectionrefused') : route.continue()))
+    await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.')
     expect(page.url()).toBe(url('/auth/login'))
   })
 
@@ -199,13 +232,18 @@ describe('logout and hostile redirects', () => {
     expect(await (await stack.context.request.get(url('/auth/session'))).json()).toEqual({ user: null, expiresAt: null })
   })
 
-  it.each(['//evil.example/x', 'https://evil.example', '/\\evil.example', '/%09/evil.example', 'javascript:alert(1)'])(
-    'stays on our origin with redirect=%j on the login page and on logout', async (redirect) => {
+  it.each([
+    ['//evil.example/x', '/'], ['https://evil.example', '/'], ['/\\evil.example', '/'], ['javascript:alert(1)', '/'],
+    // An escaped tab is no tab: an internal path (of this origin) that the page keeps.
+    ['/%09/evil.example', '/%09/evil.example'],
+  ])(
+    'stays on our origin with redirect=%j on the login page and on logout', async (redirect, landing) => {
       await page.goto(url(`/auth/login?redirect=${encodeURIComponent(redirect)}`))
       await fillLogin('viewer', 'viewer123')
       await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
       await page.waitForLoadState('networkidle')
-      await expect.poll(() => new URL(page.url()).origin).toBe(stack.gateway.url)
+      // Exactly there: never the hostile target, on any origin.
+      await expect.poll(() => page.url()).toBe(url(landing))
 
       await page.goto(url(`/auth/logout?redirect=${encodeURIComponent(redirect)}`))
       expect(new URL(page.url()).origin).toBe(stack.gateway.url)
