@@ -29,3 +29,27 @@ export async function startRedis(fixedPort?: number) {
     }),
   }
 }
+
+/** Waits until `count` clients are connected to the Redis at `url` (the gateways have connected). */
+export async function waitForClients(url: string, count: number, timeoutMs = 10_000): Promise<void> {
+  const { Redis } = await import('ioredis')
+  const probe = new Redis(url)
+  try {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const info = await probe.info('clients')
+      // The probe is a client too.
+      if (Number(/connected_clients:(\d+)/.exec(info)?.[1] ?? 0) - 1 >= count) return
+      if (Date.now() > deadline) throw new Error(`fewer than ${count} clients connected to ${url}`)
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+  }
+  finally {
+    probe.disconnect()
+  }
+}
+
+/** Waits until an ioredis connection is ready. */
+export function whenReady(client: { status: string, once: (event: 'ready', listener: () => void) => unknown }): Promise<void> {
+  return client.status === 'ready' ? Promise.resolve() : new Promise(resolve => void client.once('ready', () => resolve()))
+}

@@ -3,7 +3,7 @@ import { MemoryRateLimitStore } from '../../server/core/rate-limit'
 import { connectRedis } from '../../server/utils/redis'
 import { RedisRateLimitStore } from '../../server/utils/redis-rate-limit'
 import { freePort } from '../helpers/gateway'
-import { startRedis } from '../helpers/redis'
+import { startRedis, whenReady } from '../helpers/redis'
 
 let redis: Awaited<ReturnType<typeof startRedis>>
 beforeAll(async () => {
@@ -18,7 +18,7 @@ const entries = (user: string) => [{ key: `t:u:${user}`, limit: 3 }, { key: 't:i
 describe('RedisRateLimitStore against a real redis-server', () => {
   it('shares counts between two stores (two instances), atomically under parallel attempts', async () => {
     const [a, b] = await Promise.all([connectRedis(redis.url), connectRedis(redis.url)])
-    await new Promise(resolve => setTimeout(resolve, 200))
+    await Promise.all([whenReady(a), whenReady(b)])
     try {
       const first = new RedisRateLimitStore(a)
       const second = new RedisRateLimitStore(b)
@@ -41,7 +41,7 @@ describe('RedisRateLimitStore against a real redis-server', () => {
   it('falls back to local counters after ~0.5 s when Redis is slow', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
     const [client, blocker] = await Promise.all([connectRedis(redis.url), connectRedis(redis.url)])
-    await new Promise(resolve => setTimeout(resolve, 200))
+    await Promise.all([whenReady(client), whenReady(blocker)])
     try {
       const store = new RedisRateLimitStore(client)
       const sleeping = blocker.call('DEBUG', 'SLEEP', '2').catch(() => undefined)
