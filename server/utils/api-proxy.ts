@@ -8,7 +8,7 @@ import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
-import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
+import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
 import { runProxyRequestHooks } from './proxy-hooks'
 import { openLiveSession } from './session-cookie'
 
@@ -78,7 +78,12 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
     accessToken: cookie ? liveToken(openLiveSession(cookie)) : undefined,
   })
 
-  runProxyRequestHooks(headers, req)
+  try {
+    runProxyRequestHooks(headers, req)
+  }
+  catch (error) {
+    return fail(res, toGatewayError(error)) // the app's hook failed: a 500 in the contract's form, logged without a stack
+  }
 
   return new Promise<void>((resolve) => {
     let controller: Dispatcher.DispatchController | undefined
