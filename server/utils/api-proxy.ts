@@ -10,6 +10,7 @@ import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
 import { runProxyRequestHooks } from './proxy-hooks'
+import { throttledWarning } from './throttled-warning'
 import { openLiveSession } from './session-cookie'
 
 /** Pooled keep-alive connections to the backend. */
@@ -40,15 +41,8 @@ async function* requestBody(req: IncomingMessage): AsyncGenerator<Buffer> {
   yield* req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>
 }
 
-let lastCookieWarning = 0
-
 /** A backend tried to set the gateway's own cookies: dropped, and said in the log at most once a minute. */
-function warnDroppedCookies(count: number): void {
-  const now = Date.now()
-  if (now - lastCookieWarning < 60_000) return
-  lastCookieWarning = now
-  console.warn(`[svc-auth-gateway] máy chủ API đặt cookie svc_session/svc_device (${count} dòng Set-Cookie): đã bỏ.`)
-}
+const warnGatewayCookies = throttledWarning()
 
 /**
  * Proxies one request under /api to APP_API_PROXY_TARGET, streaming both bodies with backpressure:
@@ -101,7 +95,7 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
         // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
         if (statusCode < 200) return
         const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
-        if (droppedCookies) warnDroppedCookies(droppedCookies)
+        if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
         try {
           res.writeHead(statusCode, statusMessage || undefined, out)
         }

@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis'
 import { MemoryRateLimitStore, type LimitEntry, type RateLimitStore, type ReserveResult } from '../core/rate-limit'
 import { withinBudget } from './redis'
-
-const LOG_EVERY_MS = 60_000
+import { throttledWarning } from './throttled-warning'
 
 /**
  * When any key is at its limit, returns the longest remaining window in ms and counts nothing (a refused attempt
@@ -37,17 +36,14 @@ return 0`
  * after at most ~0.5 s (no offline queue), and the outage is logged at most once a minute.
  */
 export class RedisRateLimitStore implements RateLimitStore {
-  private lastLog = 0
+  private readonly say = throttledWarning()
 
   constructor(private readonly redis: Redis, private readonly local = new MemoryRateLimitStore()) {
     redis.on('error', error => this.warn(error))
   }
 
   private warn(error: unknown): void {
-    const now = Date.now()
-    if (now - this.lastLog < LOG_EVERY_MS) return
-    this.lastLog = now
-    console.warn(`[svc-auth-gateway] Redis không dùng được (${error instanceof Error ? error.message : String(error)}): dùng bộ đếm cục bộ.`)
+    this.say(`Redis không dùng được (${error instanceof Error ? error.message : String(error)}): dùng bộ đếm cục bộ.`)
   }
 
   /** Runs a Redis call within the budget; undefined when it failed (already logged). */

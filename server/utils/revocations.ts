@@ -3,25 +3,18 @@ import { RevocationSet, type RevocableSession, type Revocation } from '../core/r
 import { SESSION_TTL_MS } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { connectRedis, withinBudget } from './redis'
+import { throttledWarning } from './throttled-warning'
 
 /** Redis keys of live revocations (expiring with the sessions they cover) and the channel that announces new ones. */
 const KEY_PREFIX = 'svc:rev:'
 const CHANNEL = 'svc:rev'
-const LOG_EVERY_MS = 60_000
 
 const revoked = new RevocationSet()
 let shared: { redis: Redis, subscriber: Redis } | undefined
 /** Revocations made while Redis could not take them: written when it is back. */
 const pending: Revocation[] = []
 let redisDown = false
-let lastWarning = 0
-
-function warn(message: string): void {
-  const now = Date.now()
-  if (now - lastWarning < LOG_EVERY_MS) return
-  lastWarning = now
-  console.warn(`[svc-auth-gateway] ${message}`)
-}
+const warn = throttledWarning()
 
 function keyOf(revocation: Revocation): string {
   return revocation.kind === 'session' ? `${KEY_PREFIX}s:${revocation.sid}` : `${KEY_PREFIX}u:${revocation.userId}`
