@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net'
 import { request } from 'node:http'
 
 export interface RawAnswer {
@@ -27,4 +28,15 @@ export function rawRequest(url: string, options: { method?: string, headers?: Re
     req.on('error', reject)
     req.end(options.body)
   })
+}
+
+/** A raw TCP connection to a loopback port with everything it has received so far as text (for byte-exact requests). */
+export function rawConnection(port: number): { socket: Socket, received: () => string } {
+  const socket = connect(port, '127.0.0.1')
+  let text = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk: string) => {
+    text += chunk
+  })
+  return { socket, received: () => text }
 }

@@ -1,9 +1,8 @@
-import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDevIam } from '../../dev/iam.mjs'
 import { startEchoBackend, type EchoedRequest } from '../helpers/echo-backend'
 import { cookiePair, startGateway, type RunningGateway } from '../helpers/gateway'
-import { rawRequest } from '../helpers/raw-http'
+import { rawConnection, rawRequest } from '../helpers/raw-http'
 import { startScriptedIam } from '../helpers/scripted-iam'
 
 // Messages written out here, never imported from the code under test.
@@ -212,19 +211,13 @@ describe('the proxy\'s requests and answers', () => {
   })
 
   it('passes the final answer after a backend\'s 103 Early Hints, on a connection that keeps working', async () => {
-    const socket = connect(gateway.port, '127.0.0.1')
-    let received = ''
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk) => {
-      received += chunk
-    })
+    const { socket, received } = rawConnection(gateway.port)
     const request = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`
     socket.write(request('/api/early-hints'))
-    await expect.poll(() => received, { timeout: 5_000 }).toMatch(/"url":"\/early-hints"/)
-    expect(received).toMatch(/^HTTP\/1\.1 200 /)
-    received = ''
+    await expect.poll(() => received(), { timeout: 5_000 }).toMatch(/"url":"\/early-hints"/)
+    expect(received()).toMatch(/^HTTP\/1\.1 200 /)
     socket.write(request('/api/second'))
-    await expect.poll(() => received, { timeout: 5_000 }).toMatch(/"url":"\/second"/)
+    await expect.poll(() => received(), { timeout: 5_000 }).toMatch(/"url":"\/second"/)
     socket.destroy()
   })
 
@@ -291,20 +284,15 @@ describe('logout reached from another site', () => {
 
 describe('an /auth body must arrive within 10 s', () => {
   it('answers 408 to a silent body and closes the connection', async () => {
-    const socket = connect(gateway.port, '127.0.0.1')
-    let received = ''
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk) => {
-      received += chunk
-    })
+    const { socket, received } = rawConnection(gateway.port)
     const closed = new Promise<number>(resolve => socket.on('close', () => resolve(Date.now())))
     const started = Date.now()
     socket.write('POST /auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"username":')
     const end = await closed
     expect(end - started).toBeGreaterThanOrEqual(9_500)
     expect(end - started).toBeLessThan(15_000)
-    expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/)
-    expect(received).toContain(BODY_TIMEOUT)
+    expect(received()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/)
+    expect(received()).toContain(BODY_TIMEOUT)
   }, 20_000)
 })
 
@@ -385,12 +373,7 @@ describe('GET /auth/clients answers from a per-process copy', () => {
 describe('shutdown during an upload', () => {
   it('lets the upload finish and exits 0', async () => {
     const draining = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url })
-    const socket = connect(draining.port, '127.0.0.1')
-    let received = ''
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk) => {
-      received += chunk
-    })
+    const { socket, received } = rawConnection(draining.port)
     const chunk = 'y'.repeat(64 * 1024)
     socket.write(`PUT /api/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${chunk.length * 10}\r\n\r\n`)
     socket.write(chunk)
@@ -401,8 +384,8 @@ describe('shutdown during an upload', () => {
       await new Promise(resolve => setTimeout(resolve, 100))
       socket.write(chunk)
     }
-    await expect.poll(() => received, { timeout: 10_000 }).toMatch(/"bodyBytes":655360/)
-    expect(received).toMatch(/^HTTP\/1\.1 200 /)
+    await expect.poll(() => received(), { timeout: 10_000 }).toMatch(/"bodyBytes":655360/)
+    expect(received()).toMatch(/^HTTP\/1\.1 200 /)
     expect(await exited).toBe(0)
     expect(draining.stderr()).not.toMatch(/TypeError|\n\s+at /)
   })
@@ -412,20 +395,15 @@ describe('uploads through /api run as long as bytes move', () => {
   it('is not cut by the backend silence limit while the body still streams', async () => {
     const patient = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url, APP_API_PROXY_TIMEOUT: '1000' })
     try {
-      const socket = connect(patient.port, '127.0.0.1')
-      let received = ''
-      socket.setEncoding('utf8')
-      socket.on('data', (chunk) => {
-        received += chunk
-      })
+      const { socket, received } = rawConnection(patient.port)
       socket.write('POST /api/slow-upload HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
       for (let i = 0; i < 12; i++) {
         socket.write('4\r\nabcd\r\n')
         await new Promise(resolve => setTimeout(resolve, 250))
       }
       socket.write('0\r\n\r\n')
-      await expect.poll(() => received, { timeout: 5_000 }).toMatch(/"bodyBytes":48/)
-      expect(received).toMatch(/^HTTP\/1\.1 200 /)
+      await expect.poll(() => received(), { timeout: 5_000 }).toMatch(/"bodyBytes":48/)
+      expect(received()).toMatch(/^HTTP\/1\.1 200 /)
       socket.destroy()
     }
     finally {

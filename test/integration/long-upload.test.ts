@@ -1,7 +1,7 @@
-import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEchoBackend } from '../helpers/echo-backend'
 import { startGateway, type RunningGateway } from '../helpers/gateway'
+import { rawConnection } from '../helpers/raw-http'
 
 // Node's default server.requestTimeout (300 s, checked every 30 s) cut every upload through /api at 5 minutes. This
 // file takes about 5.6 minutes on purpose: an upload that keeps moving for 335 s must arrive whole.
@@ -22,15 +22,10 @@ afterAll(async () => {
 
 describe('an upload through /api that keeps moving', () => {
   it(`runs past Node's 300 s request limit (${UPLOAD_SECONDS} s)`, async () => {
-    const socket = connect(gateway.port, '127.0.0.1')
-    let received = ''
+    const { socket, received } = rawConnection(gateway.port)
     let closedEarly = false
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk) => {
-      received += chunk
-    })
     socket.on('close', () => {
-      closedEarly = !received.includes('bodyBytes')
+      closedEarly = !received().includes('bodyBytes')
     })
     socket.write('POST /api/long-upload HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
     const chunks = UPLOAD_SECONDS / 5
@@ -41,8 +36,8 @@ describe('an upload through /api that keeps moving', () => {
     }
     expect(closedEarly).toBe(false)
     socket.write('0\r\n\r\n')
-    await expect.poll(() => received, { timeout: 10_000 }).toContain(`"bodyBytes":${chunks * CHUNK.length}`)
-    expect(received).toMatch(/^HTTP\/1\.1 200 /)
+    await expect.poll(() => received(), { timeout: 10_000 }).toContain(`"bodyBytes":${chunks * CHUNK.length}`)
+    expect(received()).toMatch(/^HTTP\/1\.1 200 /)
     socket.destroy()
   }, (UPLOAD_SECONDS + 30) * 1_000)
 })
