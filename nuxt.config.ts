@@ -107,6 +107,18 @@ declare module 'vue' {
       },
       /** Redis for shared rate-limit counters and session revocations. @default '' */
       redisUrl: '',
+      /** fatal, error, warn, info, debug, trace or silent. @default 'info' */
+      logLevel: 'info',
+      /** json (one JSON object per line) or pretty (for people). @default 'json' */
+      logFormat: 'json',
+      /** One log line per request. @default true */
+      accessLog: true,
+      /** Port of the Prometheus /metrics listener; '' turns it off. @default '' */
+      metricsPort: '',
+      /** Address the metrics listener binds. @default '0.0.0.0' */
+      metricsHost: '0.0.0.0',
+      /** Seconds in-flight requests and streams get to finish after SIGTERM. @default 30 */
+      shutdownTimeout: 30,
     },
   },
   compatibilityDate: '2026-01-01',

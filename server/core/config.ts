@@ -46,6 +46,20 @@ export interface GatewayConfig {
   trustProxy: number
   rateLimit: { perUser: number, perIp: number, windowSeconds: number, maxKeys: number }
   redisUrl: string
+  logging: LoggingConfig
+  /** Metrics listener; port 0 turns it off. */
+  metrics: { port: number, host: string }
+  /** Seconds in-flight requests get to finish after SIGTERM. */
+  shutdownTimeoutSeconds: number
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface LoggingConfig {
+  level: LogLevel
+  format: 'json' | 'pretty'
+  /** One line per request. */
+  access: boolean
 }
 
 /** Raised for a configuration that cannot work; the message names the variable. */
@@ -65,6 +79,12 @@ export interface RawGatewayConfig {
   trustProxy?: unknown
   rateLimit?: Record<string, unknown>
   redisUrl?: unknown
+  logLevel?: unknown
+  logFormat?: unknown
+  accessLog?: unknown
+  metricsPort?: unknown
+  metricsHost?: unknown
+  shutdownTimeout?: unknown
 }
 
 /** The APP_* variable of a key path under runtimeConfig.svcGateway: ['auth', 'baseURL'] is APP_AUTH_BASE_URL. */
@@ -160,6 +180,32 @@ function toEndpoint(value: unknown, fallback: string): string {
   return text.startsWith('/') ? text : `/${text}`
 }
 
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** One of a fixed set of words (case-insensitive); '' gives the default. */
+function toChoice<T extends string>(value: unknown, choices: readonly T[], fallback: T, variable: string): T {
+  const text = toText(value).toLowerCase()
+  if (!text) return fallback
+  if ((choices as readonly string[]).includes(text)) return text as T
+  throw new ConfigError(`${variable} phải là một trong ${choices.join(', ')} (nhận được '${String(value)}').`)
+}
+
+/** APP_LOG_LEVEL, APP_LOG_FORMAT and APP_ACCESS_LOG alone: the logger exists before the rest is checked. */
+export function parseLoggingConfig(raw: RawGatewayConfig): LoggingConfig {
+  return {
+    level: toChoice(raw.logLevel, LOG_LEVELS, 'info', 'APP_LOG_LEVEL'),
+    format: toChoice(raw.logFormat, ['json', 'pretty'] as const, 'json', 'APP_LOG_FORMAT'),
+    access: raw.accessLog === undefined || raw.accessLog === '' ? true : toBool(raw.accessLog, 'APP_ACCESS_LOG'),
+  }
+}
+
+/** APP_METRICS_PORT: '' (off) or a TCP port. */
+function toPort(value: unknown, variable: string): number {
+  const port = toInt(value, 0, variable)
+  if (port > 65_535) throw new ConfigError(`${variable} phải là số cổng từ 1 đến 65535 (nhận được '${String(value)}').`)
+  return port
+}
+
 /** Reads the session secrets; raises when the current one is missing or short. */
 export function readSecrets(current: unknown, previous: unknown): string[] {
   const secret = toText(current)
@@ -229,5 +275,8 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       maxKeys: toInt(rateLimit.maxKeys, 100_000, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
     redisUrl: toText(raw.redisUrl),
+    logging: parseLoggingConfig(raw),
+    metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, '0.0.0.0') || '0.0.0.0' },
+    shutdownTimeoutSeconds: toInt(raw.shutdownTimeout, 30, 'APP_SHUTDOWN_TIMEOUT'),
   }
 }

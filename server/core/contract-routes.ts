@@ -1,16 +1,32 @@
-/** The contract's routes under /auth and the methods each answers. Pure. */
+/** The contract's routes under /auth, the methods each answers and its group in the metrics. Pure. */
 
-/** Methods of each contract route; GET /auth/login (and HEAD) is the login page. HEAD is served as GET. */
-const CONTRACT_METHODS: Record<string, readonly string[]> = {
-  '/auth/login': ['GET', 'HEAD', 'POST'],
-  '/auth/session': ['GET', 'HEAD'],
-  '/auth/clients': ['GET', 'HEAD'],
-  '/auth/otp/send': ['POST'],
-  '/auth/logout': ['GET', 'HEAD'],
+export interface ContractRoute {
+  /** Methods it answers; GET /auth/login (and HEAD) is the login page. HEAD is served as GET. */
+  methods: readonly string[]
+  group: 'login' | 'session' | 'clients' | 'otp' | 'logout'
 }
 
-/** The methods a router path accepts when it is a contract route (the router ignores one trailing '/'), else undefined. */
-export function contractMethods(path: string): readonly string[] | undefined {
+const CONTRACT_ROUTES: Record<string, ContractRoute> = {
+  '/auth/login': { methods: ['GET', 'HEAD', 'POST'], group: 'login' },
+  '/auth/session': { methods: ['GET', 'HEAD'], group: 'session' },
+  '/auth/clients': { methods: ['GET', 'HEAD'], group: 'clients' },
+  '/auth/otp/send': { methods: ['POST'], group: 'otp' },
+  '/auth/logout': { methods: ['GET', 'HEAD'], group: 'logout' },
+}
+
+/** The contract route of a router path (the router ignores one trailing '/'), else undefined. */
+export function contractRoute(path: string): ContractRoute | undefined {
   const key = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
-  return Object.hasOwn(CONTRACT_METHODS, key) ? CONTRACT_METHODS[key] : undefined
+  return Object.hasOwn(CONTRACT_ROUTES, key) ? CONTRACT_ROUTES[key] : undefined
+}
+
+/** The methods a router path accepts when it is a contract route, else undefined. */
+export function contractMethods(path: string): readonly string[] | undefined {
+  return contractRoute(path)?.methods
+}
+
+/** The operations probes, answered by the gateway itself ahead of every rule: '/healthz' or '/readyz' (one trailing '/' ignored). */
+export function probeOf(path: string): 'healthz' | 'readyz' | undefined {
+  const key = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+  return key === '/healthz' ? 'healthz' : key === '/readyz' ? 'readyz' : undefined
 }

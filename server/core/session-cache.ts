@@ -8,6 +8,9 @@ import { SESSION_TTL_MS, unsealSession, type SealKeys, type SessionPayload } fro
 export class SessionCache {
   /** Keyed by the GCM tag (the last part of the value): hashing 3.5 KB per request cost more than the rest of a lookup. */
   private readonly entries = new Map<string, { value: string, payload: SessionPayload }>()
+  /** Values answered from the cache, and values opened with AES-GCM (for the metrics). */
+  hits = 0
+  misses = 0
 
   constructor(private readonly sealKeys: SealKeys, private readonly maxEntries = 2048) {}
 
@@ -16,10 +19,12 @@ export class SessionCache {
     const key = value.slice(value.lastIndexOf('.') + 1)
     const cached = this.entries.get(key)
     if (cached && cached.value === value) {
+      this.hits++
       if (now - cached.payload.iat < SESSION_TTL_MS) return cached.payload
       this.entries.delete(key)
       return null
     }
+    this.misses++
     const payload = unsealSession(value, this.sealKeys, now)
     if (payload) {
       if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)

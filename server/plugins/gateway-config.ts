@@ -1,22 +1,32 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { ConfigError } from '../core/config'
-import { useGatewayConfig } from '../utils/gateway-config'
+import { loggingSettings, useGatewayConfig } from '../utils/gateway-config'
+import { createLogger, routeConsoleToLogger, setLogger } from '../utils/logger'
 import { startLoginLimits } from '../utils/login-limits'
+import { startMetricsListener } from '../utils/metrics-listener'
 import { startRevocations } from '../utils/revocations'
+import { installShutdown } from '../utils/shutdown'
 
 /**
- * Reads and checks the whole configuration at start: a missing or short APP_SESSION_SECRET (or any invalid APP_*
- * value) stops the production server with a message naming the variable. Then the brute-force counters and the shared revocations start.
+ * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
+ * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
+ * with a message naming the variable); then the graceful shutdown, the metrics listener, the brute-force counters and
+ * the shared revocations.
  */
-export default defineNitroPlugin(() => {
+export default defineNitroPlugin((nitroApp) => {
+  const log = setLogger(createLogger(loggingSettings()))
+  if (!import.meta.dev) routeConsoleToLogger(log)
+  let config
   try {
-    useGatewayConfig()
+    config = useGatewayConfig().config
   }
   catch (error) {
     if (!(error instanceof ConfigError) || import.meta.dev) throw error
-    console.error(`[svc-auth-gateway] cấu hình không hợp lệ: ${error.message}`)
+    log.fatal(`cấu hình không hợp lệ: ${error.message}`)
     process.exit(1)
   }
+  if (!import.meta.dev) installShutdown(nitroApp, config.shutdownTimeoutSeconds, log)
+  if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
   void startLoginLimits()
   void startRevocations()
 })

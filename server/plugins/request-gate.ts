@@ -1,17 +1,24 @@
+import { randomUUID } from 'node:crypto'
 import { Socket } from 'node:net'
 import { defineNitroPlugin } from 'nitropack/runtime'
-import { contractMethods } from '../core/contract-routes'
+import { contractRoute, probeOf } from '../core/contract-routes'
+import { acceptedRequestId } from '../core/forwarding'
 import { decideApiRequest, isApiPath, routerPath } from '../core/route-match'
 import { proxyApiRequest } from '../utils/api-proxy'
 import { refuseCrossOrigin } from '../utils/cross-origin'
 import { GatewayError, MESSAGES, sendGatewayError } from '../utils/gateway-error'
+import { answerProbe } from '../utils/probes'
+import { observeRequest } from '../utils/request-observer'
 import { useRouteDecider } from '../utils/route-decider'
 import { applyServerTimeouts } from '../utils/server-timeouts'
+import { isShuttingDown } from '../utils/shutdown'
 
 const done = Promise.resolve()
 
 /**
  * The gateway's gate, ahead of all of Nitro's per-request work (hooks, route rules, middleware, router):
+ * 0. a request id (the client's `X-Request-Id` when it is sane) on every answer, the access line and the metrics;
+ *    /healthz and /readyz answered here, outside every rule below;
  * 1. the cross-origin rule for every unsafe request, whatever its path and spelling;
  * 2. 405 for a contract route called with a method it does not have (HEAD is served as GET);
  * 3. /api/**: the streaming proxy, unless Nitro's router would give the path to a route of the app (that route wins);
@@ -27,26 +34,35 @@ export default defineNitroPlugin((nitroApp) => {
     const { req, res } = event.node
     if (!(req.socket instanceof Socket)) return handler(event)
     applyServerTimeouts(req.socket)
-    if (refuseCrossOrigin(req, res)) return done
     const path = routerPath(req.url ?? '/')
+    const contract = contractRoute(path)
+    const api = !contract && isApiPath(path)
+    const probe = contract || api ? undefined : probeOf(path)
+    const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+    event.context.requestId = requestId
+    res.setHeader('x-request-id', requestId)
+    if (isShuttingDown()) res.setHeader('connection', 'close')
+    observeRequest(req, res, requestId, contract?.group ?? (api ? 'api' : probe ? 'probe' : 'page'))
+
+    if (probe) return answerProbe(probe, req, res)
+    if (refuseCrossOrigin(req, res)) return done
     const method = req.method ?? 'GET'
-    const allowed = contractMethods(path)
-    if (allowed) {
-      if (!allowed.includes(method)) {
-        sendGatewayError(res, new GatewayError(405, MESSAGES.methodNotAllowed, { allow: allowed.join(', ') }))
+    if (contract) {
+      if (!contract.methods.includes(method)) {
+        sendGatewayError(res, new GatewayError(405, MESSAGES.methodNotAllowed, { allow: contract.methods.join(', ') }))
         return done
       }
       // h3's router has no HEAD fallback (HEAD /auth/session would reach the page renderer); Node sends no body.
-      if (method === 'HEAD' && !allowed.includes('POST')) req.method = 'GET'
+      if (method === 'HEAD' && !contract.methods.includes('POST')) req.method = 'GET'
       return handler(event)
     }
-    if (!isApiPath(path)) return handler(event)
+    if (!api) return handler(event)
     const decision = decideApiRequest(decide, path, method.toLowerCase())
     if (decision === 'route') return handler(event)
     if (decision === 'refuse') {
       sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
       return done
     }
-    return proxyApiRequest(req, res)
+    return proxyApiRequest(req, res, requestId)
   }
 })

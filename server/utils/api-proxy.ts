@@ -1,14 +1,14 @@
-import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import type { TLSSocket } from 'node:tls'
 import { Agent, type Dispatcher } from 'undici'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
-import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
+import { backendRequestHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
+import { statusClass, useMetrics } from './metrics'
 import { runProxyRequestHooks } from './proxy-hooks'
 import { throttledWarning } from './throttled-warning'
 import { openLiveSession } from './session-cookie'
@@ -50,10 +50,8 @@ const warnGatewayCookies = throttledWarning()
  * The backend's status, headers and body come back unchanged. Resolves when the answer is finished or the
  * client has gone; never rejects (errors are written as the contract's JSON).
  */
-export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
   const { config } = useGatewayConfig()
-  const id = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
-  res.setHeader('x-request-id', id)
   if (!config.apiProxyTarget) return fail(res, new GatewayError(500, MESSAGES.proxyTargetMissing))
   const { origin, basePath, host } = backendTarget(config.apiProxyTarget)
   const path = backendPath(req.url ?? '', basePath)
@@ -79,10 +77,18 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
     return fail(res, toGatewayError(error)) // the app's hook failed: a 500 in the contract's form, logged without a stack
   }
 
+  const metrics = useMetrics()
+  const started = performance.now()
+  let answered = false
+  if (metrics) metrics.live.streams++
   return new Promise<void>((resolve) => {
     let controller: Dispatcher.DispatchController | undefined
     res.once('close', () => {
       if (!res.writableFinished) controller?.abort(new Error('client closed'))
+      if (metrics) {
+        metrics.live.streams--
+        if (!answered) metrics.backendDuration.observe({ status_class: 'none' }, (performance.now() - started) / 1000)
+      }
       resolve()
     })
     res.on('drain', () => controller?.resume())
@@ -94,6 +100,8 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse): Prom
       onResponseStart(_controller, statusCode, responseHeaders, statusMessage) {
         // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
         if (statusCode < 200) return
+        answered = true
+        metrics?.backendDuration.observe({ status_class: statusClass(statusCode) }, (performance.now() - started) / 1000)
         const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
         if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
         try {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { useRuntimeConfig } from 'nitropack/runtime'
-import { overlayEnv, parseGatewayConfig, readSecrets, type GatewayConfig, type RawGatewayConfig } from '../core/config'
+import { overlayEnv, parseGatewayConfig, parseLoggingConfig, readSecrets, type GatewayConfig, type LoggingConfig, type RawGatewayConfig } from '../core/config'
 import { deriveSealKeys, type SealKeys } from '../core/seal'
 import { SessionCache } from '../core/session-cache'
+import { useLogger } from './logger'
 
 let cached: { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache } | undefined
 
@@ -11,10 +12,31 @@ function secretsFor(raw: RawGatewayConfig): string[] {
   const current = raw.session?.secret
   const previous = raw.session?.secretPrevious
   if (import.meta.dev && String(current ?? '').length < 32) {
-    console.warn('[svc-auth-gateway] APP_SESSION_SECRET chưa đủ 32 ký tự: dùng khoá ngẫu nhiên cho tiến trình dev này.')
+    useLogger().warn('APP_SESSION_SECRET chưa đủ 32 ký tự: dùng khoá ngẫu nhiên cho tiến trình dev này.')
     return [randomBytes(32).toString('hex')]
   }
   return readSecrets(current, previous)
+}
+
+/** runtimeConfig.svcGateway's defaults with the APP_* variables of the start over them, not yet checked. */
+function rawConfig(): RawGatewayConfig {
+  const defaults = (useRuntimeConfig() as { svcGateway?: Record<string, unknown> }).svcGateway ?? {}
+  return overlayEnv(defaults, process.env) as RawGatewayConfig
+}
+
+/**
+ * The logging settings alone: the logger exists before the whole configuration is checked. Invalid ones give the
+ * defaults here (the whole check then names the variable and stops the start). The dev server logs for people.
+ */
+export function loggingSettings(): LoggingConfig {
+  try {
+    const settings = parseLoggingConfig(rawConfig())
+    if (import.meta.dev && !process.env.APP_LOG_FORMAT) settings.format = 'pretty'
+    return settings
+  }
+  catch {
+    return { level: 'info', format: 'json', access: true }
+  }
 }
 
 /**
@@ -24,8 +46,7 @@ function secretsFor(raw: RawGatewayConfig): string[] {
  */
 export function useGatewayConfig(): { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache } {
   if (!cached) {
-    const defaults = (useRuntimeConfig() as { svcGateway?: Record<string, unknown> }).svcGateway ?? {}
-    const raw = overlayEnv(defaults, process.env) as RawGatewayConfig
+    const raw = rawConfig()
     const config = parseGatewayConfig(raw, secretsFor(raw))
     const sealKeys = deriveSealKeys(config.secrets, config.mock)
     cached = { config, sealKeys, sessions: new SessionCache(sealKeys) }

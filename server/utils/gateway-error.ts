@@ -1,4 +1,5 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http'
+import { useLogger } from './logger'
 
 /** An error of a contract route: HTTP status and the exact Vietnamese message. */
 export class GatewayError extends Error {
@@ -7,6 +8,9 @@ export class GatewayError extends Error {
     super(statusMessage)
   }
 }
+
+/** A problem of the request itself (bad body, missing field, feature off), found before any IAM call. */
+export class RequestError extends GatewayError {}
 
 export const MESSAGES = {
   missingCredentials: 'Thiếu tên đăng nhập hoặc mật khẩu.',
@@ -51,6 +55,6 @@ export function sendGatewayError(res: ServerResponse, error: GatewayError): void
 /** Any thrown value as a GatewayError; unexpected ones are logged (message only) and become a 500. */
 export function toGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error
-  console.error('[svc-auth-gateway] lỗi không mong đợi:', error instanceof Error ? error.message : typeof error)
+  useLogger().error({ error: error instanceof Error ? error.message : typeof error }, 'lỗi không mong đợi')
   return new GatewayError(500, MESSAGES.internal)
 }

@@ -5,6 +5,7 @@ import { getByPath, mapClients, mapExpiresAt, mapIamUser, mapToken, toScalarText
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES } from './gateway-error'
 import { callIam, expectIamSuccess } from './iam-client'
+import { useLogger } from './logger'
 import { useDeviceId } from './session-cookie'
 
 /** Device fields the IAM requires: one stable id per browser, a readable name, the type. */
@@ -21,7 +22,7 @@ function deviceFields(event: H3Event) {
 /** Calls user-info with the raw token (no 'Bearer' prefix) and maps the user; `login` fills missing fields. */
 export async function fetchIamUser(accessToken: string, login?: unknown): Promise<AuthUser> {
   const { config } = useGatewayConfig()
-  const answer = await callIam({ method: 'POST', path: config.endpoints.userInfo, headers: { authorization: accessToken } })
+  const answer = await callIam({ endpoint: 'userInfo', method: 'POST', path: config.endpoints.userInfo, headers: { authorization: accessToken } })
   return mapIamUser(expectIamSuccess(answer), config.mapping, login)
 }
 
@@ -30,6 +31,7 @@ export async function loginWithIam(event: H3Event, credentials: LoginCredentials
   const { config } = useGatewayConfig()
   const { method } = credentials
   const answer = await callIam({
+    endpoint: 'login',
     method: 'POST',
     path: config.endpoints.login,
     body: {
@@ -57,11 +59,11 @@ export async function loginWithIam(event: H3Event, credentials: LoginCredentials
 export function notifyIamLogout(accessToken: string): void {
   const { config } = useGatewayConfig()
   if (!config.endpoints.logout || !config.baseURL) return
-  callIam({ method: 'POST', path: config.endpoints.logout, headers: { authorization: accessToken } })
+  callIam({ endpoint: 'logout', method: 'POST', path: config.endpoints.logout, headers: { authorization: accessToken } })
     .then(expectIamSuccess)
     .catch((error: unknown) => {
       const detail = error instanceof GatewayError ? `${error.statusCode} ${error.statusMessage}` : 'lỗi không rõ'
-      console.warn(`[svc-auth-gateway] IAM không nhận được thông báo đăng xuất (${detail}).`)
+      useLogger().warn(`IAM không nhận được thông báo đăng xuất (${detail}).`)
     })
 }
 
@@ -69,6 +71,7 @@ export function notifyIamLogout(accessToken: string): void {
 export async function sendIamOtp(event: H3Event, input: OtpSendRequest) {
   const { config } = useGatewayConfig()
   const answer = await callIam({
+    endpoint: 'otpSend',
     method: 'POST',
     path: config.endpoints.otpSend,
     body: {
@@ -110,6 +113,6 @@ async function fetchIamClients(): Promise<AuthClientOption[]> {
   const { config } = useGatewayConfig()
   const path = config.endpoints.clients
   const hasStatus = /[?&]status=/.test(path)
-  const answer = await callIam({ method: 'GET', path: hasStatus ? path : `${path}${path.includes('?') ? '&' : '?'}status=1` })
+  const answer = await callIam({ endpoint: 'clients', method: 'GET', path: hasStatus ? path : `${path}${path.includes('?') ? '&' : '?'}status=1` })
   return mapClients(expectIamSuccess(answer), config.mapping)
 }

@@ -2,6 +2,7 @@ import { Agent, request } from 'undici'
 import { checkEnvelope } from '../core/envelope'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES } from './gateway-error'
+import { useMetrics, type IamEndpoint } from './metrics'
 
 /** Every IAM call has this timeout, from sending to the last byte of the answer. */
 export const IAM_TIMEOUT_MS = 10_000
@@ -12,6 +13,8 @@ const MAX_IAM_RESPONSE_BYTES = 1024 * 1024
 const iamAgent = new Agent({ keepAliveTimeout: 30_000, connections: 64 })
 
 export interface IamCall {
+  /** Which configured endpoint (the metrics' label). */
+  endpoint: IamEndpoint
   method: 'GET' | 'POST'
   /** Endpoint path relative to APP_AUTH_BASE_URL (may carry a query). */
   path: string
@@ -37,9 +40,30 @@ export function requireIamBaseUrl(): string {
 
 /**
  * One call to the IAM: JSON in and out, 10-second timeout, keep-alive. Network failure: 502; timeout: 504.
- * The answer is returned whatever its status; see `expectIamSuccess` for the envelope rule.
+ * The answer is returned whatever its status; see `expectIamSuccess` for the envelope rule. Timed and counted in the
+ * metrics by endpoint (failures: unreachable, timeout, invalid, status_5xx).
  */
 export async function callIam(call: IamCall): Promise<IamAnswer> {
+  const metrics = useMetrics()
+  if (!metrics) return requestIam(call)
+  const started = performance.now()
+  try {
+    const answer = await requestIam(call)
+    if (answer.status >= 500) metrics.iamFailures.inc({ endpoint: call.endpoint, reason: 'status_5xx' })
+    return answer
+  }
+  catch (error) {
+    const status = error instanceof GatewayError ? error.statusCode : 0
+    const reason = status === 504 ? 'timeout' : status === 502 && error instanceof GatewayError && error.statusMessage === MESSAGES.iamInvalid ? 'invalid' : 'unreachable'
+    metrics.iamFailures.inc({ endpoint: call.endpoint, reason })
+    throw error
+  }
+  finally {
+    metrics.iamDuration.observe({ endpoint: call.endpoint }, (performance.now() - started) / 1000)
+  }
+}
+
+async function requestIam(call: IamCall): Promise<IamAnswer> {
   const url = requireIamBaseUrl() + call.path
   const signal = AbortSignal.timeout(IAM_TIMEOUT_MS)
   try {

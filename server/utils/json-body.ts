@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
-import { GatewayError, MESSAGES } from './gateway-error'
+import { MESSAGES, RequestError } from './gateway-error'
 
 /** Largest body POST /auth/login and POST /auth/otp/send read. */
 export const MAX_AUTH_BODY_BYTES = 64 * 1024
@@ -25,12 +25,12 @@ export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Pro
   const req = event.node.req
   if (!isJsonContentType(req.headers['content-type'])) {
     discard(req, 0)
-    return Promise.reject(new GatewayError(415, MESSAGES.notJson))
+    return Promise.reject(new RequestError(415, MESSAGES.notJson))
   }
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > limit) {
     discard(req, 0)
-    return Promise.reject(new GatewayError(413, MESSAGES.bodyTooLarge))
+    return Promise.reject(new RequestError(413, MESSAGES.bodyTooLarge))
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -43,14 +43,14 @@ export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Pro
     const timer = setTimeout(() => {
       stop()
       req.resume()
-      reject(new GatewayError(408, MESSAGES.bodyTimeout, { connection: 'close' }))
+      reject(new RequestError(408, MESSAGES.bodyTimeout, { connection: 'close' }))
     }, AUTH_BODY_TIMEOUT_MS)
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size <= limit) return void chunks.push(chunk)
       stop()
       discard(req, size)
-      reject(new GatewayError(413, MESSAGES.bodyTooLarge))
+      reject(new RequestError(413, MESSAGES.bodyTooLarge))
     }
     const onEnd = () => {
       stop()

@@ -1,7 +1,6 @@
 import type { H3Event } from 'h3'
-import type { TLSSocket } from 'node:tls'
-import { clientInfo } from '../core/forwarding'
 import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/rate-limit'
+import { clientAddress } from './audit'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError } from './gateway-error'
 import { IamRefusal } from './iam-client'
@@ -23,10 +22,8 @@ function useStore(): RateLimitStore {
 }
 
 /** The address the client is counted by (through APP_TRUST_PROXY reverse proxies; IPv6 by its /64). */
-function clientAddress(event: H3Event): string {
-  const req = event.node.req
-  const { ip } = clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy)
-  return rateLimitAddress(ip)
+function countedAddress(event: H3Event): string {
+  return rateLimitAddress(clientAddress(event.node.req))
 }
 
 type AttemptOutcome = 'accepted' | 'refused' | 'other'
@@ -42,7 +39,7 @@ interface AttemptTicket {
  */
 async function reserveAttempt(event: H3Event, username: string): Promise<AttemptTicket> {
   const { perUser, perIp, windowSeconds } = useGatewayConfig().config.rateLimit
-  const ip = clientAddress(event)
+  const ip = countedAddress(event)
   const userKey = limitKey('u', ip, username.normalize('NFKC').toLowerCase())
   const ipKey = limitKey('ip', ip)
   const entries: LimitEntry[] = [{ key: userKey, limit: perUser }, { key: ipKey, limit: perIp }]

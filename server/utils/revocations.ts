@@ -1,7 +1,10 @@
 import type { Redis } from 'ioredis'
 import { RevocationSet, type RevocableSession, type Revocation } from '../core/revocations'
 import { SESSION_TTL_MS } from '../core/seal'
+import { audit } from './audit'
 import { useGatewayConfig } from './gateway-config'
+import { useLogger } from './logger'
+import { useMetrics } from './metrics'
 import { connectRedis, withinBudget } from './redis'
 import { throttledWarning } from './throttled-warning'
 
@@ -112,7 +115,7 @@ export async function startRevocations(): Promise<void> {
       await subscriber.subscribe(CHANNEL)
       const sent = await flushPending(redis)
       const loaded = await loadAll(redis)
-      if (redisDown) console.warn(`[svc-auth-gateway] Redis đã trở lại: gửi ${sent} thu hồi phiên chờ, nhận ${loaded} thu hồi.`)
+      if (redisDown) useLogger().warn({ sent, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ, nhận ${loaded} thu hồi.`)
       redisDown = pending.length > 0
     }
     catch (error) {
@@ -139,6 +142,7 @@ export function isSessionRevoked(session: RevocableSession): boolean {
 
 async function revoke(revocation: Revocation): Promise<void> {
   revoked.add(revocation)
+  useMetrics()?.revocations.inc({ kind: revocation.kind })
   if (!shared) return
   if (redisDown || !(await publish(shared.redis, revocation))) pending.push(revocation)
 }
@@ -153,5 +157,18 @@ export function revokeSession(session: RevocableSession): Promise<void> {
  * administrator disabling an account). Sessions issued afterwards are not touched.
  */
 export function revokeUserSessions(userId: string): Promise<void> {
+  audit(undefined, 'revocation', { kind: 'user', userId })
   return revoke({ kind: 'user', userId, before: Date.now() })
+}
+
+/** Whether the revocations' Redis connection answers a PING within the Redis budget (for /readyz). */
+export async function pingRevocationsRedis(): Promise<boolean> {
+  if (!shared || shared.redis.status !== 'ready') return false
+  try {
+    await withinBudget(() => shared!.redis.ping())
+    return true
+  }
+  catch {
+    return false
+  }
 }

@@ -7,6 +7,7 @@ import { isDeviceId } from '../core/device'
 import { newSessionId, sealSession, SESSION_TTL_MS, type SessionPayload } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES } from './gateway-error'
+import { useLogger } from './logger'
 import { isSessionRevoked } from './revocations'
 
 const SESSION_MAX_AGE = SESSION_TTL_MS / 1000
@@ -49,11 +50,11 @@ export function writeGatewaySession(event: H3Event, session: { user: AuthUser, a
   const fit = fitSessionToBudget(payload, candidate =>
     serializeCookie(SESSION_COOKIE, sealSession(candidate, sealKeys), { maxAgeSeconds: SESSION_MAX_AGE, secure }))
   if (!fit.ok) {
-    console.error(`[svc-auth-gateway] cookie ${SESSION_COOKIE} cần ${fit.bytes} byte, vượt giới hạn 4096 byte (token ${session.accessToken?.length ?? 0} ký tự).`)
+    useLogger().error(`cookie ${SESSION_COOKIE} cần ${fit.bytes} byte, vượt giới hạn 4096 byte (token ${session.accessToken?.length ?? 0} ký tự).`)
     throw new GatewayError(500, MESSAGES.cookieTooLarge)
   }
   if (fit.trimmed !== 'none') {
-    console.warn(`[svc-auth-gateway] cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ IAM).`)
+    useLogger().warn(`cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ IAM).`)
   }
   appendResponseHeader(event, 'set-cookie', fit.setCookie)
 }

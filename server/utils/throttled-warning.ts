@@ -1,3 +1,5 @@
+import { useLogger } from './logger'
+
 /**
  * A warning said at most once per period (a Redis outage or a misbehaving backend would otherwise fill the log with
  * the same line); the lines in between are dropped.
@@ -8,6 +10,6 @@ export function throttledWarning(periodMs = 60_000): (message: string) => void {
     const now = Date.now()
     if (now - last < periodMs) return
     last = now
-    console.warn(`[svc-auth-gateway] ${message}`)
+    useLogger().warn(message)
   }
 }

@@ -26,8 +26,11 @@ export interface RunningGateway {
   output: () => string
   /** What the process wrote to stderr so far. */
   stderr: () => string
+  /** What the process wrote to stdout so far (its log lines). */
+  stdout: () => string
   stop: () => Promise<void>
   process: ChildProcess
+  logFormat: string
 }
 
 /**
@@ -43,6 +46,7 @@ export async function startGateway(env: Record<string, string>, entry = SERVER_E
   })
   let output = ''
   let stderr = ''
+  let stdout = ''
   const collect = (chunk: Buffer) => {
     output += chunk
   }
@@ -50,6 +54,9 @@ export async function startGateway(env: Record<string, string>, entry = SERVER_E
   child.stderr!.on('data', collect)
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk
+  })
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk
   })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 20_000
@@ -69,7 +76,9 @@ export async function startGateway(env: Record<string, string>, entry = SERVER_E
     port,
     output: () => output,
     stderr: () => stderr,
+    stdout: () => stdout,
     process: child,
+    logFormat: env.APP_LOG_FORMAT ?? 'json',
     stop: () => new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve()
       child.once('exit', () => resolve())
@@ -83,9 +92,37 @@ export async function startGateway(env: Record<string, string>, entry = SERVER_E
 /** Every gateway started by the current test file (see test/helpers/clean-stderr.ts). */
 export const started: RunningGateway[] = []
 
-/** Lines of a gateway's stderr that show an uncaught exception or a stack trace. */
-export function crashLines(stderr: string): string[] {
-  return stderr.split('\n').filter(line => /^\s+at\s|Uncaught|unhandled|\b(TypeError|ReferenceError|RangeError|SyntaxError)\b/i.test(line))
+/**
+ * Lines of a gateway's output that show an uncaught exception or a stack trace; a JSON log line is read by the text
+ * it carries (its message and every other field, split at line breaks).
+ */
+export function crashLines(output: string): string[] {
+  const lines = output.split('\n').flatMap((line) => {
+    const entry = parseLogLine(line)
+    return entry ? Object.values(entry).flatMap(value => String(value).split('\n')) : [line]
+  })
+  return lines.filter(line => /^\s+at\s|Uncaught|unhandled|\b(TypeError|ReferenceError|RangeError|SyntaxError)\b/i.test(line))
+}
+
+/** One JSON log line as an object, or undefined when the line is not a JSON object. */
+export function parseLogLine(line: string): Record<string, unknown> | undefined {
+  if (!line.startsWith('{')) return undefined
+  try {
+    const value = JSON.parse(line) as unknown
+    return value && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+  }
+  catch {
+    return undefined
+  }
+}
+
+/** The log lines of an output (stdout), every one parsed; a line that is not a JSON object throws, naming it. */
+export function logEntries(stdout: string): Record<string, unknown>[] {
+  return stdout.split('\n').filter(Boolean).map((line) => {
+    const entry = parseLogLine(line)
+    if (!entry) throw new Error(`not a JSON log line: ${line.slice(0, 300)}`)
+    return entry
+  })
 }
 
 /** Runs the built server with the given variables until it exits (for start-up failures). */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { MemoryRateLimitStore } from '../../server/core/rate-limit'
 import { connectRedis } from '../../server/utils/redis'
+import { useLogger } from '../../server/utils/logger'
 import { RedisRateLimitStore } from '../../server/utils/redis-rate-limit'
 import { freePort } from '../helpers/gateway'
 import { startRedis, whenReady } from '../helpers/redis'
@@ -39,7 +40,7 @@ describe('RedisRateLimitStore against a real redis-server', () => {
   })
 
   it('falls back to local counters after ~0.5 s when Redis is slow', async () => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const warn = vi.spyOn(useLogger(), 'warn').mockImplementation(() => {})
     const [client, blocker] = await Promise.all([connectRedis(redis.url), connectRedis(redis.url)])
     await Promise.all([whenReady(client), whenReady(blocker)])
     try {
@@ -62,7 +63,7 @@ describe('RedisRateLimitStore against a real redis-server', () => {
   })
 
   it('falls back to local counters at once when Redis is down, logging once', async () => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const warn = vi.spyOn(useLogger(), 'warn').mockImplementation(() => {})
     const down = await connectRedis(`redis://127.0.0.1:${await freePort()}`)
     try {
       const store = new RedisRateLimitStore(down, new MemoryRateLimitStore())

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { defineEventHandler } from 'h3'
+import { acceptedRequestId } from '../../core/forwarding'
 import { decideApiRequest, routerPath } from '../../core/route-match'
 import { proxyApiRequest } from '../../utils/api-proxy'
 import { GatewayError, MESSAGES, sendGatewayError } from '../../utils/gateway-error'
@@ -15,5 +17,7 @@ export default defineEventHandler((event) => {
   if (decideApiRequest(useRouteDecider(), path, (req.method ?? 'GET').toLowerCase()) === 'refuse') {
     return sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
   }
-  return proxyApiRequest(req, res)
+  const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+  res.setHeader('x-request-id', requestId)
+  return proxyApiRequest(req, res, requestId)
 })

@@ -3,6 +3,7 @@ import { useGatewayConfig } from '../../utils/gateway-config'
 import { defineGatewayRoute } from '../../utils/gateway-route'
 import { cachedIamClients } from '../../utils/iam-auth'
 import { requireIamBaseUrl } from '../../utils/iam-client'
+import { useLogger } from '../../utils/logger'
 
 /** GET /auth/clients: the applications of the login form; an IAM failure is an empty list and a warning. */
 export default defineGatewayRoute(async () => {
@@ -14,7 +15,7 @@ export default defineGatewayRoute(async () => {
     return { clients: await cachedIamClients() }
   }
   catch (error) {
-    console.warn('[svc-auth-gateway] không lấy được danh sách ứng dụng từ IAM:', error instanceof Error ? error.message : error)
+    useLogger().warn({ error: error instanceof Error ? error.message : String(error) }, 'không lấy được danh sách ứng dụng từ IAM')
     return { clients: [] }
   }
 })

@@ -1,6 +1,7 @@
 import { getQuery } from 'h3'
 import { encodeLocation, safeRedirect } from '../../../shared/redirect'
 import { logoutConfirmationHtml } from '../../core/logout-page'
+import { audit } from '../../utils/audit'
 import { defineGatewayRoute } from '../../utils/gateway-route'
 import { notifyIamLogout } from '../../utils/iam-auth'
 import { revokeSession } from '../../utils/revocations'
@@ -28,6 +29,7 @@ export default defineGatewayRoute(async (event) => {
   // Every value that opens is one of ours (a planted second cookie included): each is revoked.
   for (const session of readEverySession(event)) {
     await revokeSession(session)
+    audit(event, 'logout', { userId: session.user.id, name: session.user.name })
     if (session.accessToken) notifyIamLogout(session.accessToken)
   }
   clearGatewaySession(event)

@@ -1,0 +1,70 @@
+import type { IncomingMessage } from 'node:http'
+import type { TLSSocket } from 'node:tls'
+import type { H3Event } from 'h3'
+import { clientInfo } from '../core/forwarding'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError, RequestError } from './gateway-error'
+import { IamRefusal } from './iam-client'
+import { useLogger } from './logger'
+import { useMetrics, type AttemptOutcome } from './metrics'
+
+/** The client's address, through APP_TRUST_PROXY reverse proxies. */
+export function clientAddress(req: IncomingMessage): string {
+  return clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy).ip
+}
+
+/** What an audit line says of a request: who, from where, through which application, under which request id. */
+function requestFields(event: H3Event) {
+  return { client: clientAddress(event.node.req), requestId: (event.context.requestId as string | undefined) ?? null }
+}
+
+/** What a login or OTP attempt learned of its user while it ran. */
+export interface AttemptRecord {
+  username?: string
+  application?: string
+  userId?: string
+}
+
+/** The outcome of a failed attempt, by what failed: the limits, the IAM's refusal, the request itself, or the rest. */
+function outcomeOf(error: unknown): AttemptOutcome {
+  if (error instanceof GatewayError && error.statusCode === 429) return 'limited'
+  if (error instanceof IamRefusal) return 'refused'
+  if (error instanceof RequestError) return 'invalid'
+  return 'error'
+}
+
+const EVENTS = {
+  login: { success: 'login.success', refused: 'login.refused', limited: 'login.limited', error: 'login.error' },
+  otp: { success: 'otp.sent', refused: 'otp.refused', limited: 'otp.limited', error: 'otp.error' },
+} as const
+
+/**
+ * Runs one POST /auth/login or /auth/otp/send, counts its outcome (success, refused, limited, invalid, error) and
+ * writes its audit line: username, user id, application, client address, request id. Never the password, the OTP
+ * code or a token. A request that was not even valid (400, 413, 415, 408) has no audit line, only its count.
+ */
+export async function auditedAttempt<T>(event: H3Event, kind: 'login' | 'otp', run: (record: AttemptRecord) => Promise<T>): Promise<T> {
+  const record: AttemptRecord = {}
+  const counter = kind === 'login' ? useMetrics()?.logins : useMetrics()?.otps
+  try {
+    const result = await run(record)
+    counter?.inc({ outcome: 'success' })
+    audit(event, EVENTS[kind].success, { ...record })
+    return result
+  }
+  catch (error) {
+    const outcome = outcomeOf(error)
+    counter?.inc({ outcome })
+    if (outcome === 'limited') useMetrics()?.rateLimitBlocks.inc({ route: kind })
+    if (outcome !== 'invalid') {
+      const status = error instanceof GatewayError ? error.statusCode : 500
+      audit(event, EVENTS[kind][outcome], { ...record, status }, 'warn')
+    }
+    throw error
+  }
+}
+
+/** One audit line (type 'audit'), at info level unless said otherwise. */
+export function audit(event: H3Event | undefined, name: string, fields: Record<string, unknown>, level: 'info' | 'warn' = 'info'): void {
+  useLogger()[level]({ type: 'audit', event: name, ...fields, ...(event ? requestFields(event) : {}) }, name)
+}

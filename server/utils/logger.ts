@@ -1,0 +1,51 @@
+import { format } from 'node:util'
+import { pino, type Logger } from 'pino'
+import pretty from 'pino-pretty'
+import type { LoggingConfig } from '../core/config'
+
+export type { Logger } from 'pino'
+
+let logger: Logger | undefined
+
+/**
+ * Keys that must never be written, whatever object a log call is handed (a line logs ids and outcomes, never these;
+ * this is the second line of defence).
+ */
+const SECRET_KEYS = ['password', 'otp', 'token', 'accessToken', 'authorization', 'cookie', 'secret']
+
+/** Builds a logger: JSON lines on stdout (asynchronous writes, flushed at exit), or pino-pretty's lines for people. */
+export function createLogger(settings: LoggingConfig): Logger {
+  const options = {
+    level: settings.level,
+    redact: { paths: SECRET_KEYS, censor: '[redacted]' },
+    formatters: { level: (label: string) => ({ level: label }) },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  }
+  if (settings.format === 'pretty') return pino(options, pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l' }))
+  return pino(options, pino.destination({ dest: 1, sync: false }))
+}
+
+/** The gateway's logger (APP_LOG_LEVEL, APP_LOG_FORMAT; set at start by plugins/gateway-config.ts), one per process. */
+export function useLogger(): Logger {
+  logger ??= createLogger({ level: 'info', format: 'json', access: true })
+  return logger
+}
+
+/** Replaces the process's logger (at start, once the settings are read). */
+export function setLogger(next: Logger): Logger {
+  logger = next
+  return next
+}
+
+/**
+ * Sends console.* of the whole server (Nitro's "Listening on", Vue's warnings, an app's own calls) through the logger,
+ * so that stdout holds nothing but log lines. Production only: the dev server keeps its own console.
+ */
+export function routeConsoleToLogger(log: Logger): void {
+  const write = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => log[level](format(...args))
+  console.debug = write('debug')
+  console.log = write('info')
+  console.info = write('info')
+  console.warn = write('warn')
+  console.error = write('error')
+}
