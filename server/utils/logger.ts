@@ -21,7 +21,7 @@ export function createLogger(settings: LoggingConfig): Logger {
     formatters: { level: (label: string) => ({ level: label }) },
     timestamp: pino.stdTimeFunctions.isoTime,
   }
-  if (settings.format === 'pretty') return pino(options, pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l' }))
+  if (settings.format === 'pretty') return pino(options, pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' }))
   return pino(options, pino.destination({ dest: 1, sync: false }))
 }
 

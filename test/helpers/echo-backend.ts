@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { writePattern } from '../../dev/pattern.mjs'
+import { PATTERN_CHUNK, patternChunk, writePattern } from '../../dev/pattern.mjs'
 
 export interface EchoedRequest {
   method: string
@@ -16,7 +16,8 @@ export interface EchoedRequest {
  * A backend that echoes what it received as JSON (method, raw url, headers, body size and hash, the body when small).
  * `/stream?bytes=N` answers N pattern bytes; `/hang` never answers; `/status/<code>` answers that status;
  * `/cookies` answers with two Set-Cookie headers; `/gateway-cookies` tries to set the gateway's own cookies;
- * `/early-hints` sends a 103 Early Hints answer before the final one.
+ * `/early-hints` sends a 103 Early Hints answer before the final one; `/slow-stream?seconds=S` answers one 64 KiB
+ * pattern block every 100 ms for S seconds.
  */
 export async function startEchoBackend() {
   const received: EchoedRequest[] = []
@@ -24,6 +25,7 @@ export async function startEchoBackend() {
     const url = new URL(req.url ?? '/', 'http://echo.local')
     if (url.pathname.endsWith('/hang')) return
     if (url.pathname.endsWith('/stream')) return writePattern(res, Number(url.searchParams.get('bytes') ?? 0))
+    if (url.pathname.endsWith('/slow-stream')) return writeSlowly(res, Number(url.searchParams.get('seconds') ?? 1))
     const hash = createHash('sha256')
     let bytes = 0
     const kept: Buffer[] = []
@@ -64,4 +66,19 @@ export async function startEchoBackend() {
       return closed
     },
   }
+}
+
+/** 64 KiB pattern blocks, one every 100 ms, for `seconds`: a download that lasts. */
+function writeSlowly(res: ServerResponse, seconds: number): void {
+  const blocks = Math.round(seconds * 10)
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blocks * PATTERN_CHUNK })
+  let index = 0
+  const timer = setInterval(() => {
+    res.write(patternChunk(index++))
+    if (index === blocks) {
+      clearInterval(timer)
+      res.end()
+    }
+  }, 100)
+  res.once('close', () => clearInterval(timer))
 }

@@ -104,6 +104,34 @@ describe('parseGatewayConfig', () => {
   })
 })
 
+describe('operations settings', () => {
+  it('gives the defaults: info, json, access lines on, metrics off, 30 s to shut down', () => {
+    const config = parseGatewayConfig({}, [SECRET])
+    expect(config.logging).toEqual({ level: 'info', format: 'json', access: true })
+    expect(config.metrics).toEqual({ port: 0, host: '0.0.0.0' })
+    expect(config.shutdownTimeoutSeconds).toBe(30)
+  })
+
+  it('reads them as the environment gives them', () => {
+    const config = parseGatewayConfig({ logLevel: 'DEBUG', logFormat: 'pretty', accessLog: 'false', metricsPort: '9464', metricsHost: '127.0.0.1', shutdownTimeout: '5' }, [SECRET])
+    expect(config.logging).toEqual({ level: 'debug', format: 'pretty', access: false })
+    expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' })
+    expect(config.shutdownTimeoutSeconds).toBe(5)
+    expect(parseGatewayConfig({ metricsPort: 9464, accessLog: 0 }, [SECRET])).toMatchObject({ metrics: { port: 9464 }, logging: { access: false } })
+  })
+
+  it.each([
+    [{ logLevel: 'loud' }, /APP_LOG_LEVEL/],
+    [{ logFormat: 'xml' }, /APP_LOG_FORMAT/],
+    [{ accessLog: 'sometimes' }, /APP_ACCESS_LOG/],
+    [{ metricsPort: '70000' }, /APP_METRICS_PORT/],
+    [{ metricsPort: 'http' }, /APP_METRICS_PORT/],
+    [{ shutdownTimeout: '-1' }, /APP_SHUTDOWN_TIMEOUT/],
+  ])('refuses %j, naming the variable', (raw, message) => {
+    expect(() => parseGatewayConfig(raw, [SECRET])).toThrow(message)
+  })
+})
+
 describe('reading APP_* variables', () => {
   it.each([
     [['auth', 'baseURL'], 'APP_AUTH_BASE_URL'],
@@ -115,6 +143,12 @@ describe('reading APP_* variables', () => {
     [['apiProxyTarget'], 'APP_API_PROXY_TARGET'],
     [['rateLimit', 'maxKeys'], 'APP_RATE_LIMIT_MAX_KEYS'],
     [['trustProxy'], 'APP_TRUST_PROXY'],
+    [['logLevel'], 'APP_LOG_LEVEL'],
+    [['logFormat'], 'APP_LOG_FORMAT'],
+    [['accessLog'], 'APP_ACCESS_LOG'],
+    [['metricsPort'], 'APP_METRICS_PORT'],
+    [['metricsHost'], 'APP_METRICS_HOST'],
+    [['shutdownTimeout'], 'APP_SHUTDOWN_TIMEOUT'],
   ])('%j is %s', (path, name) => {
     expect(envName(path)).toBe(name)
   })
