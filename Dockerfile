@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# svc-auth-gateway: the built playground app (or, with --build-arg SOURCE_DIR=<folder>, another app of this repository
+# that extends the layer). A product team copies this file into its own app's repository and sets SOURCE_DIR=. there.
+#   docker build -t svc-auth-gateway .
+#   docker run -p 3000:3000 -e APP_SESSION_SECRET=... -e APP_AUTH_BASE_URL=... -e APP_API_PROXY_TARGET=... svc-auth-gateway
+
+# --- build: every dependency, then `nuxt build` -------------------------------------------------------------------
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+ARG SOURCE_DIR=playground
+RUN npx nuxt build "$SOURCE_DIR" && cp -r "$SOURCE_DIR/.output" /output
+
+# --- run: only the built output (it carries its own node_modules), as the unprivileged 'node' user -----------------
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000
+WORKDIR /app
+COPY --from=build --chown=node:node /output ./.output
+USER node
+# 3000: the gateway; 9464: Prometheus metrics when APP_METRICS_PORT=9464 is set.
+EXPOSE 3000 9464
+# SIGTERM: stop accepting, /readyz 503, let requests finish for APP_SHUTDOWN_TIMEOUT seconds (default 30), exit 0.
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", ".output/server/index.mjs"]
