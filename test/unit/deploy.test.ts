@@ -54,6 +54,7 @@ describe('deploy/compose.yaml', () => {
 })
 
 describe('deploy/kubernetes.yaml', () => {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a manifest is read as loose data
   const documents = parseAllDocuments(read('deploy/kubernetes.yaml')).map(document => document.toJS() as { kind: string, metadata: { name: string }, spec?: any, stringData?: Record<string, string> })
   const byKind = (kind: string) => documents.find(document => document.kind === kind)!
 
