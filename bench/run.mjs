@@ -8,7 +8,7 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import { cpus } from 'node:os'
@@ -46,10 +46,11 @@ function ensurePackage(command, pkg) {
 
 const pin = (cpu, command, args) => (has('taskset') && cpus().length > 1 ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args])
 
-/** Starts a process pinned to CPU 0 and waits until its port answers. */
-async function startServer(name, command, args, port, env = {}) {
+/** Starts a process pinned to CPU 0 and waits until its port answers; its stdout goes to `logFile` when given. */
+async function startServer(name, command, args, port, env = {}, logFile = undefined) {
   const [bin, argv] = pin(0, command, args)
-  const child = spawn(bin, argv, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const stdout = logFile ? openSync(logFile, 'w') : 'ignore'
+  const child = spawn(bin, argv, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'pipe'] })
   let errors = ''
   child.stderr.on('data', (chunk) => {
     errors += chunk
@@ -219,7 +220,7 @@ async function main() {
 
   const crypto = await cryptoFigures() // first, on a quiet process
 
-  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, revoked: 4109 }
+  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, revoked: 4109, observed: 4110, metrics: 4111 }
   // Throughput runs proxy to the cheapest backend there is (nginx answering a constant, on the load generator's CPU),
   // so that the proxy's own cost decides; without nginx, the Node backend. Streaming always uses the Node backend.
   const tinyBackend = hasNginx ? `http://127.0.0.1:${ports.tiny}` : `http://127.0.0.1:${ports.backend}`
@@ -230,8 +231,11 @@ async function main() {
   const iam = await startDevIam({ port: 0 })
   await new Promise(resolve => setTimeout(resolve, 300))
 
-  const gatewayEnv = { HOST: '127.0.0.1', APP_SESSION_SECRET: SECRET, APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: tinyBackend }
+  // Access lines and metrics off, except on the 'observed' gateway: the same build with both on, its log in a file.
+  const gatewayEnv = { HOST: '127.0.0.1', APP_SESSION_SECRET: SECRET, APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: tinyBackend, APP_ACCESS_LOG: 'false' }
   await startServer('gateway', process.execPath, ['playground/.output/server/index.mjs'], ports.gateway, { ...gatewayEnv, PORT: String(ports.gateway) })
+  const accessLogFile = `${tmp}observed-gateway.log`
+  await startServer('gateway, access log + metrics', process.execPath, ['playground/.output/server/index.mjs'], ports.observed, { ...gatewayEnv, PORT: String(ports.observed), APP_ACCESS_LOG: 'true', APP_METRICS_PORT: String(ports.metrics), APP_METRICS_HOST: '127.0.0.1' }, accessLogFile)
   await startServer('mock gateway', process.execPath, ['playground/.output/server/index.mjs'], ports.mock, { ...gatewayEnv, PORT: String(ports.mock), APP_AUTH_MOCK: 'true' })
   await startServer('fastify', process.execPath, ['bench/fastify-proxy.mjs', String(ports.fastify), tinyBackend], ports.fastify)
   await startServer('h3 proxyRequest', process.execPath, ['bench/h3-proxy-app/.output/server/index.mjs'], ports.h3, { HOST: '127.0.0.1', PORT: String(ports.h3), APP_TARGET: tinyBackend })
@@ -277,6 +281,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     ['h3 proxyRequest in Nuxt', `http://127.0.0.1:${ports.h3}/api/ping`, { cookie }],
     ['Nuxt route, constant (no proxy)', `http://127.0.0.1:${ports.gateway}/api/health`, {}],
     ['gateway /api/** (live session)', `http://127.0.0.1:${ports.gateway}/api/ping`, { cookie }],
+    ['gateway /api/** (access log + metrics on)', `http://127.0.0.1:${ports.observed}/api/ping`, { cookie }],
     ...(hasRedis ? [['gateway /api/** (10,000 revocations held)', `http://127.0.0.1:${ports.revoked}/api/ping`, { cookie }]] : []),
     ['gateway GET /auth/session (mock)', `http://127.0.0.1:${ports.mock}/auth/session`, { cookie: mockCookie }],
   ]
@@ -339,6 +344,11 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const gateway = by('gateway /api/** (live session)')
   const session = by('gateway GET /auth/session (mock)')
   const revoking = by('gateway /api/** (10,000 revocations held)')
+  const observed = by('gateway /api/** (access log + metrics on)')
+  // Proof that the observed gateway did the work: its access lines and its request counter.
+  const accessLines = readFileSync(accessLogFile, 'utf8').split('\n').filter(line => line.includes('"type":"access"')).length
+  const scraped = await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text()
+  const counted = [...scraped.matchAll(/^svc_gateway_requests_total\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
   const ratio = (a, b) => (a && b ? (a.rps / b.rps).toFixed(2) : '—')
   const lines = [
     '| Path | req/s | p50 ms | p99 ms | × nginx | × fastify | × h3 proxyRequest | non-2xx |',
@@ -350,6 +360,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     `| proxy vs @fastify/http-proxy | ${ratio(gateway, fastify)}× req/s, p99 ${gateway.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms | ≥ 1.0×, p99 no worse |`,
     `| proxy vs h3 proxyRequest | ${ratio(gateway, h3)}× | ≥ 4× |`,
     `| proxy holding 10,000 revocations vs none | ${revoking ? `${ratio(revoking, gateway)}×` : 'not measured (no redis-server)'}; the check itself ${crypto.revokedNs.toFixed(0)} ns a request (${(crypto.revokedNs / 1e9 * gateway.rps * 100).toFixed(3)}% of the proxy's time) | ≥ 0.95× |`,
+    `| proxy with access log + metrics on vs off | ${ratio(observed, gateway)}× (${accessLines} access lines written, ${counted} requests counted) | ≥ 0.90× |`,
     `| GET /auth/session (mock) vs constant Nuxt route | ${ratio(session, nuxtRoute)}× | ≥ 0.8× |`,
     `| streaming peak RSS growth (1 GiB up, 1 GiB down, 128 MiB slow reader) | ${streaming.growth.toFixed(1)} MiB over ${streaming.baseline.toFixed(1)} MiB; bytes ${streaming.upOk && streaming.downOk && streaming.slowOk ? 'all match (SHA-256)' : 'MISMATCH'} | < 48 MiB |`,
     `| login: gateway p50 − direct IAM calls p50 | ${(viaGateway - direct).toFixed(2)} ms (${viaGateway.toFixed(2)} vs ${direct.toFixed(2)}) | ≤ 2 ms |`,

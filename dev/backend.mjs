@@ -3,9 +3,12 @@
  * Sample backend: a few /orders endpoints behind the gateway's /api/** proxy. Like every backend of the contract it
  * checks permissions itself: it reads the user's permissions from the development IAM's user-info with the Bearer
  * token, answers 401 without a valid token and 403 without the endpoint's permission.
+ * `GET /orders/live` is a WebSocket (the `ws` package) that needs '/orders/search': it pushes an event for every order
+ * created, updated or deleted, and a heartbeat event every `pushEveryMs` (default 15 s) so the demo always moves.
  */
-import { createServer } from 'node:http'
+import { createServer, STATUS_CODES } from 'node:http'
 import { pathToFileURL } from 'node:url'
+import { WebSocketServer } from 'ws'
 
 /** Permission each endpoint needs. */
 const RULES = [
@@ -25,7 +28,7 @@ const SEED = [
 ]
 
 /**
- * @param {{ port?: number, host?: string, iamUrl: string, userInfoPath?: string }} options
+ * @param {{ port?: number, host?: string, iamUrl: string, userInfoPath?: string, pushEveryMs?: number }} options
  */
 export async function startSampleBackend(options) {
   let nextId = 1001
@@ -85,18 +88,48 @@ export async function startSampleBackend(options) {
       if (!customer || !Number.isFinite(total) || total < 0) return send(400, { message: 'Cần tên khách hàng và tổng tiền hợp lệ.' })
       const order = { id: nextId++, createdAt: new Date().toISOString(), customer, total, status: 'Mới' }
       orders.unshift(order)
+      push({ type: 'created', order })
       return send(201, order)
     }
     if (index === -1) return send(404, { message: 'Không tìm thấy đơn hàng.' })
     if (req.method === 'GET') return send(200, orders[index])
     if (req.method === 'PUT') {
       orders[index] = { ...orders[index], ...(typeof body.status === 'string' ? { status: body.status } : {}) }
+      push({ type: 'updated', order: orders[index] })
       return send(200, orders[index])
     }
+    push({ type: 'deleted', order: orders[index] })
     orders.splice(index, 1)
     res.writeHead(204)
     res.end()
   })
+
+  // The live feed: the handshake is checked like any endpoint (401/403 as JSON), then events are pushed as JSON text.
+  const live = new WebSocketServer({ noServer: true })
+  /** @param {Record<string, unknown>} event */
+  function push(event) {
+    const text = JSON.stringify({ ...event, at: new Date().toISOString() })
+    for (const client of live.clients) client.send(text)
+  }
+  server.on('upgrade', async (req, socket, head) => {
+    const refuse = (/** @type {number} */ status, /** @type {string} */ message) => {
+      const body = JSON.stringify({ message })
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+    }
+    socket.on('error', () => socket.destroy())
+    if (new URL(req.url ?? '/', 'http://backend.local').pathname !== '/orders/live') return refuse(404, 'Không tìm thấy.')
+    const permissions = await permissionsOf(req.headers.authorization)
+    if (!permissions) return refuse(401, 'Chưa đăng nhập hoặc phiên đã hết hạn.')
+    if (!permissions.includes('/orders/search')) return refuse(403, 'Thiếu quyền /orders/search.')
+    live.handleUpgrade(req, socket, head, (ws) => {
+      ws.send(JSON.stringify({ type: 'hello', orders: orders.length, at: new Date().toISOString() }))
+    })
+  })
+  const heartbeat = setInterval(() => {
+    const order = orders[Math.floor(Math.random() * orders.length)]
+    if (order) push({ type: 'viewed', order })
+  }, options.pushEveryMs ?? 15_000)
+  heartbeat.unref()
 
   await new Promise(resolve => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve(undefined)))
   const address = /** @type {import('node:net').AddressInfo} */ (server.address())
@@ -104,6 +137,8 @@ export async function startSampleBackend(options) {
     url: `http://${address.address}:${address.port}`,
     port: address.port,
     close: () => {
+      clearInterval(heartbeat)
+      for (const client of live.clients) client.terminate()
       const closed = new Promise(resolve => server.close(() => resolve(undefined)))
       server.closeAllConnections()
       return closed

@@ -118,3 +118,15 @@ export function clientInfo(headers: IncomingHttpHeaders, socketAddress: string, 
     host: first(headers['x-forwarded-host']) || direct.host,
   }
 }
+
+/**
+ * The headers of a WebSocket handshake sent to the backend: the same rules as every proxied request (cookies and the
+ * client's Authorization dropped, the live token as Bearer, X-Forwarded-*, request id), plus what the handshake needs
+ * (`Connection: upgrade`, `Upgrade`; the Sec-WebSocket-* headers pass as they are).
+ */
+export function backendUpgradeHeaders(incoming: IncomingHttpHeaders, context: ForwardContext): Record<string, string | string[]> {
+  const headers = backendRequestHeaders(incoming, context)
+  headers.connection = 'upgrade'
+  headers.upgrade = incoming.upgrade ?? 'websocket'
+  return headers
+}

@@ -45,3 +45,15 @@ export function isSameOriginRequest(facts: OriginFacts): boolean {
   const host = originHost(facts.origin)
   return (host !== undefined && normalizedHost(host) === normalizedHost(facts.host)) || trusted
 }
+
+/**
+ * Whether a WebSocket handshake may pass (a GET, so the unsafe-method rule does not cover it, yet the browser sends the
+ * session cookie with it from any site): no Origin (a client that is not a browser) passes; otherwise its host must be
+ * the request's host (default ports dropped) or the origin must be listed in APP_TRUSTED_ORIGINS. `null` never passes.
+ */
+export function isSameOriginHandshake(origin: string | undefined, host: string, trustedOrigins: readonly string[]): boolean {
+  if (origin === undefined) return true
+  if (trustedOrigins.includes(origin.trim().toLowerCase().replace(/\/+$/, ''))) return true
+  const originOf = originHost(origin)
+  return originOf !== undefined && normalizedHost(originOf) === normalizedHost(host)
+}

@@ -31,6 +31,9 @@ export const MESSAGES = {
   notJson: 'Dữ liệu gửi lên phải ở dạng JSON.',
   bodyTimeout: 'Hết thời gian chờ dữ liệu gửi lên.',
   iamInvalid: 'IAM trả dữ liệu không hợp lệ.',
+  webSocketNotFound: 'Không có WebSocket ở đường dẫn này.',
+  upgradeUnsupported: 'Chỉ hỗ trợ nâng cấp kết nối lên WebSocket (GET).',
+  shuttingDown: 'Máy chủ đang dừng.',
 } as const
 
 /**

@@ -2,6 +2,7 @@ import { format } from 'node:util'
 import { pino, type Logger } from 'pino'
 import pretty from 'pino-pretty'
 import type { LoggingConfig } from '../core/config'
+import { batchedStdout } from './log-destination'
 
 export type { Logger } from 'pino'
 
@@ -13,16 +14,17 @@ let logger: Logger | undefined
  */
 const SECRET_KEYS = ['password', 'otp', 'token', 'accessToken', 'authorization', 'cookie', 'secret']
 
-/** Builds a logger: JSON lines on stdout (asynchronous writes, flushed at exit), or pino-pretty's lines for people. */
+/** Builds a logger: JSON lines on stdout (batched asynchronous writes, flushed at exit), or pino-pretty's lines for people. */
 export function createLogger(settings: LoggingConfig): Logger {
   const options = {
     level: settings.level,
     redact: { paths: SECRET_KEYS, censor: '[redacted]' },
     formatters: { level: (label: string) => ({ level: label }) },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    // Milliseconds since the epoch (pino's own): an ISO date cost an eighth of every line's time.
+    timestamp: pino.stdTimeFunctions.epochTime,
   }
   if (settings.format === 'pretty') return pino(options, pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' }))
-  return pino(options, pino.destination({ dest: 1, sync: false }))
+  return pino(options, batchedStdout())
 }
 
 /** The gateway's logger (APP_LOG_LEVEL, APP_LOG_FORMAT; set at start by plugins/gateway-config.ts), one per process. */

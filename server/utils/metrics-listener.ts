@@ -1,7 +1,14 @@
-import { createServer } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { NitroApp } from 'nitropack/types'
 import type { Logger } from './logger'
 import { enableMetrics } from './metrics'
+
+const metricsServers = new WeakSet<Server>()
+
+/** Whether a server is the metrics listener (it never takes WebSocket handshakes). */
+export function isMetricsServer(server: Server): boolean {
+  return metricsServers.has(server)
+}
 
 /**
  * Serves the metrics in Prometheus' text format at GET /metrics on their own listener (APP_METRICS_PORT on
@@ -27,6 +34,7 @@ export function startMetricsListener(nitroApp: NitroApp, options: { port: number
       },
     )
   })
+  metricsServers.add(server)
   server.on('error', (error: NodeJS.ErrnoException) => {
     log.fatal({ error: error.message }, `APP_METRICS_PORT: không mở được ${options.host}:${options.port} (${error.code ?? error.message}).`)
     process.exit(1)

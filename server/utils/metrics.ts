@@ -32,7 +32,7 @@ function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'svc_gateway_' })
   const registers = [registry]
   const { sessions } = useGatewayConfig()
-  const live = { streams: 0 }
+  const live = { streams: 0, tunnels: 0 }
   const metrics = {
     registry,
     live,
@@ -70,6 +70,14 @@ function createMetrics() {
     registers,
     collect() {
       this.set(live.streams)
+    },
+  })
+  new Gauge({
+    name: 'svc_gateway_open_tunnels',
+    help: 'WebSocket tunnels through /api open now.',
+    registers,
+    collect() {
+      this.set(live.tunnels)
     },
   })
   return metrics

@@ -17,10 +17,55 @@ export function loggedPath(url: string | undefined): string {
   return path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path
 }
 
+/** What an access line says of one exchange (a request, or a WebSocket tunnel when it closes). */
+export interface AccessFacts {
+  method: string
+  url: string | undefined
+  status: number
+  seconds: number
+  bytes: number
+  requestId: string
+  headers: IncomingMessage['headers']
+  address: string
+  encrypted: boolean
+  group: RouteGroup
+  extra?: Record<string, unknown>
+}
+
+/** Counts an exchange in the metrics; the latency histogram only for requests (a tunnel's life is no latency). */
+export function countExchange(group: RouteGroup, method: string, status: number, seconds?: number): void {
+  const metrics = useMetrics()
+  if (!metrics) return
+  metrics.requests.inc({ group, method: methodLabel(method), status_class: statusClass(status) })
+  if (seconds !== undefined) metrics.requestDuration.observe({ group }, seconds)
+}
+
+/** Writes the access line of an exchange (APP_ACCESS_LOG; probes at debug level only). */
+export function writeAccessLine(facts: AccessFacts): void {
+  const { config } = useGatewayConfig()
+  if (!config.logging.access) return
+  const log = useLogger()
+  const level = facts.group === 'probe' ? 'debug' : 'info'
+  if (!log.isLevelEnabled(level)) return
+  const path = loggedPath(facts.url)
+  log[level]({
+    type: 'access',
+    method: facts.method,
+    path,
+    status: facts.status,
+    ms: Math.round(facts.seconds * 100_000) / 100,
+    bytes: facts.bytes,
+    requestId: facts.requestId,
+    client: clientInfo(facts.headers, facts.address, facts.encrypted, config.trustProxy).ip,
+    group: facts.group,
+    ...facts.extra,
+  }, `${facts.method} ${path} ${facts.status}`)
+}
+
 /**
  * Follows one request to its end: counts it for the shutdown, and when it ends (answered, or left by the client)
- * writes the access line (APP_ACCESS_LOG; probes at debug level only) and the request metrics. `bytes` is what went
- * out on the socket for this answer, headers included.
+ * writes the access line and the request metrics. `bytes` is what went out on the socket for this answer, headers
+ * included.
  */
 export function observeRequest(req: IncomingMessage, res: ServerResponse, requestId: string, group: RouteGroup): void {
   const start = performance.now()
@@ -33,28 +78,19 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
     ended()
     const seconds = (performance.now() - start) / 1000
     const status = res.headersSent ? res.statusCode : 0
-    const metrics = useMetrics()
-    if (metrics) {
-      metrics.requests.inc({ group, method: methodLabel(method), status_class: statusClass(status) })
-      metrics.requestDuration.observe({ group }, seconds)
-    }
-    const { config } = useGatewayConfig()
-    if (!config.logging.access) return
-    const log = useLogger()
-    const level = group === 'probe' ? 'debug' : 'info'
-    if (!log.isLevelEnabled(level)) return
-    const path = loggedPath(req.url)
-    log[level]({
-      type: 'access',
+    countExchange(group, method, status, seconds)
+    writeAccessLine({
       method,
-      path,
+      url: req.url,
       status,
-      ms: Math.round(seconds * 100_000) / 100,
+      seconds,
       bytes: socket.bytesWritten - bytesBefore,
       requestId,
-      client: clientInfo(req.headers, address, !!(socket as TLSSocket).encrypted, config.trustProxy).ip,
+      headers: req.headers,
+      address,
+      encrypted: !!(socket as TLSSocket).encrypted,
       group,
-      ...(res.writableFinished ? {} : { aborted: true }),
-    }, `${method} ${path} ${status}`)
+      extra: res.writableFinished ? undefined : { aborted: true },
+    })
   })
 }

@@ -8,6 +8,13 @@ const servers = new Set<Server>()
 let inFlight = 0
 let draining = false
 let onIdle: (() => void) | undefined
+/** What else ends when SIGTERM arrives (the WebSocket tunnels). */
+const shutdownListeners: (() => void)[] = []
+
+/** Runs `listener` when SIGTERM arrives (once). */
+export function onShutdown(listener: () => void): void {
+  shutdownListeners.push(listener)
+}
 
 /** Remembers the server a request came through, so that SIGTERM can stop it accepting. */
 export function rememberServer(server: Server | undefined): void {
@@ -59,6 +66,7 @@ export function installShutdown(nitroApp: NitroApp, timeoutSeconds: number, log:
       server.close()
       server.closeIdleConnections()
     }
+    for (const listener of shutdownListeners) listener()
     // Keep-alive connections that go idle during the drain are closed as they do.
     setInterval(() => {
       for (const server of servers) server.closeIdleConnections()

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto'
+import { request as httpRequest, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import type { Socket } from 'node:net'
+import type { TLSSocket } from 'node:tls'
+import { backendPath } from '../core/api-path'
+import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
+import { acceptedRequestId, backendUpgradeHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
+import { isSameOriginHandshake } from '../core/origin-check'
+import { decideApiRequest, isApiPath, routerPath, type RouteDecider } from '../core/route-match'
+import { liveToken, sessionExpiresAt, type SessionPayload } from '../core/seal'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError, MESSAGES, toGatewayError } from './gateway-error'
+import { useMetrics } from './metrics'
+import { runProxyRequestHooks } from './proxy-hooks'
+import { countExchange, writeAccessLine } from './request-observer'
+import { isSessionRevoked } from './revocations'
+import { openLiveSession } from './session-cookie'
+import { isShuttingDown, onShutdown, workStarted } from './shutdown'
+
+/** Open tunnels are checked this often for a session that ended (8-hour end, token expiry, revocation). */
+const SESSION_SWEEP_MS = 1_000
+/** After a shutdown ends a tunnel (FIN both ways), it is destroyed if still open after this long. */
+const END_GRACE_MS = 1_000
+
+interface Tunnel {
+  session: SessionPayload | null
+  end: () => void
+}
+
+const tunnels = new Set<Tunnel>()
+let sweeper: NodeJS.Timeout | undefined
+
+/** A tunnel opened with a session ends with it: its 8-hour end, the token's expiry, or a revocation. */
+function sweepEndedSessions(): void {
+  const now = Date.now()
+  for (const tunnel of tunnels) {
+    const { session } = tunnel
+    if (session && (sessionExpiresAt(session) <= now || !liveToken(session, now) || isSessionRevoked(session))) tunnel.end()
+  }
+}
+
+/** Ends every open tunnel (FIN to both sides, destroyed a second later if still open): for the shutdown. */
+export function endAllTunnels(): void {
+  for (const tunnel of tunnels) tunnel.end()
+}
+
+onShutdown(endAllTunnels)
+
+/** Tunnels open now. */
+export function openTunnels(): number {
+  return tunnels.size
+}
+
+function headerLines(headers: Record<string, string | string[] | number | undefined>): string {
+  let text = ''
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue
+    for (const item of Array.isArray(value) ? value : [value]) text += `${name}: ${String(item).replace(/[\r\n]/g, '')}\r\n`
+  }
+  return text
+}
+
+/** The contract's JSON error on a raw socket, then the socket is closed. */
+function refuse(socket: Socket, error: GatewayError, requestId: string): void {
+  if (socket.destroyed) return
+  closeWhenWritten(socket)
+  const body = JSON.stringify({ statusCode: error.statusCode, statusMessage: error.statusMessage, message: error.statusMessage })
+  socket.end(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n${headerLines({
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'x-request-id': requestId,
+    'connection': 'close',
+    ...error.headers,
+  })}\r\n${body}`)
+}
+
+/** The server's sockets are half-open: once the answer is out, the connection is closed without waiting for the client. */
+function closeWhenWritten(socket: Socket): void {
+  socket.once('finish', () => socket.destroy())
+}
+
+/** 504 when the backend did not answer the handshake in time, 502 for every other failure to reach it. */
+function handshakeFailure(error: unknown): GatewayError {
+  return (error as { code?: string } | null)?.code === 'ETIMEDOUT' ? new GatewayError(504, MESSAGES.apiTimeout) : new GatewayError(502, MESSAGES.apiUnreachable)
+}
+
+/**
+ * A WebSocket handshake (an HTTP upgrade request) that reached the server. Under /api/** (no app route owning the
+ * path), from this origin, an APP_TRUSTED_ORIGINS one or no browser: sent to the backend with the proxy's header rules;
+ * its 101 joins the two sockets (pipes: backpressure both ways; a close or error on one side closes the other);
+ * any other answer goes back as it is. Everything else gets the contract's JSON error.
+ */
+export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, decide: RouteDecider): void {
+  const started = performance.now()
+  const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+  const address = socket.remoteAddress ?? ''
+  const encrypted = !!(socket as TLSSocket).encrypted
+  const method = req.method ?? 'GET'
+  let status = 0
+  const ended = workStarted()
+  socket.on('error', () => socket.destroy())
+  socket.once('close', () => {
+    ended()
+    countExchange('api', method, status)
+    writeAccessLine({
+      method,
+      url: req.url,
+      status,
+      seconds: (performance.now() - started) / 1000,
+      bytes: socket.bytesWritten,
+      requestId,
+      headers: req.headers,
+      address,
+      encrypted,
+      group: 'api',
+      extra: status === 101 ? { tunnel: true, bytesIn: socket.bytesRead } : undefined,
+    })
+  })
+  const fail = (error: GatewayError) => {
+    status = error.statusCode
+    refuse(socket, error, requestId)
+  }
+
+  const { config } = useGatewayConfig()
+  const path = routerPath(req.url ?? '/')
+  if (isShuttingDown()) return fail(new GatewayError(503, MESSAGES.shuttingDown))
+  if (!isApiPath(path)) return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
+  if (String(req.headers.upgrade).toLowerCase() !== 'websocket' || method !== 'GET') return fail(new GatewayError(400, MESSAGES.upgradeUnsupported))
+  const decision = decideApiRequest(decide, path, 'get')
+  if (decision === 'refuse') return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
+  if (decision === 'route') return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
+  const client = clientInfo(req.headers, address, encrypted, config.trustProxy)
+  if (!isSameOriginHandshake(req.headers.origin, client.host, config.trustedOrigins)) return fail(new GatewayError(403, MESSAGES.crossOrigin))
+  if (!config.apiProxyTarget) return fail(new GatewayError(500, MESSAGES.proxyTargetMissing))
+  const target = new URL(config.apiProxyTarget)
+  const backendUrl = backendPath(req.url ?? '', target.pathname)
+  if (backendUrl === null) return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
+
+  const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
+  const session = cookie ? openLiveSession(cookie) : null
+  const headers = backendUpgradeHeaders(req.headers, {
+    targetHost: target.host,
+    forwardedFor: client.forwardedFor,
+    clientIp: client.ip,
+    proto: client.proto,
+    host: client.host,
+    requestId,
+    accessToken: liveToken(session),
+  })
+  try {
+    runProxyRequestHooks(headers, req)
+  }
+  catch (error) {
+    return fail(toGatewayError(error))
+  }
+
+  const backendRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
+    host: target.hostname,
+    port: target.port || undefined,
+    path: backendUrl,
+    method: 'GET',
+    headers,
+    agent: false,
+    timeout: config.apiProxyTimeout,
+  })
+  const onClientGone = () => backendRequest.destroy()
+  socket.once('close', onClientGone)
+  backendRequest.once('timeout', () => backendRequest.destroy(Object.assign(new Error('handshake timeout'), { code: 'ETIMEDOUT' })))
+  backendRequest.once('error', error => fail(handshakeFailure(error)))
+  // Any other answer (401, 403, 404, ...) goes back as it is, then the connection closes.
+  backendRequest.once('response', (response) => {
+    socket.off('close', onClientGone)
+    status = response.statusCode ?? 502
+    const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${headerLines({ ...out, connection: 'close' })}\r\n`)
+    closeWhenWritten(socket)
+    response.pipe(socket)
+    socket.once('close', () => response.destroy())
+  })
+  backendRequest.once('upgrade', (response, backendSocket: Socket, backendHead: Buffer) => {
+    socket.off('close', onClientGone)
+    if (socket.destroyed) return void backendSocket.destroy()
+    status = 101
+    const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\n${headerLines({ ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' })}\r\n`)
+    joinSockets(socket, head, backendSocket, backendHead, session)
+  })
+  backendRequest.end()
+}
+
+/** Joins the browser's and the backend's sockets until either side closes; tracked for the session sweep and the shutdown. */
+function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backendHead: Buffer, session: SessionPayload | null): void {
+  for (const side of [client, backend]) {
+    side.setTimeout(0)
+    side.setNoDelay(true)
+  }
+  if (backendHead.length) client.write(backendHead)
+  if (clientHead.length) backend.write(clientHead)
+  client.pipe(backend)
+  backend.pipe(client)
+  const metrics = useMetrics()
+  if (metrics) metrics.live.tunnels++
+  const tunnel: Tunnel = {
+    session,
+    end: () => {
+      client.end()
+      backend.end()
+      setTimeout(close, END_GRACE_MS).unref()
+    },
+  }
+  let closed = false
+  function close() {
+    if (closed) return
+    closed = true
+    client.destroy()
+    backend.destroy()
+    tunnels.delete(tunnel)
+    if (metrics) metrics.live.tunnels--
+    if (tunnels.size === 0 && sweeper) {
+      clearInterval(sweeper)
+      sweeper = undefined
+    }
+  }
+  for (const side of [client, backend]) {
+    side.once('close', close)
+    side.on('error', close)
+  }
+  tunnels.add(tunnel)
+  sweeper ??= setInterval(sweepEndedSessions, SESSION_SWEEP_MS).unref()
+}

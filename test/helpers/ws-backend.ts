@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { PATTERN_CHUNK, patternChunk } from '../../dev/pattern.mjs'
+
+export interface Handshake {
+  url: string
+  headers: IncomingHttpHeaders
+}
+
+/**
+ * A WebSocket backend (the `ws` package) for the tunnel tests. Every handshake is recorded. Paths:
+ * `/echo` echoes every message; `/refuse` answers the handshake 401 with a JSON body; `/flood?bytes=N` sends N pattern
+ * bytes as 64 KiB binary messages, waiting for each to be handed to the socket, then closes; `/hang` never answers.
+ */
+export async function startWsBackend() {
+  const handshakes: Handshake[] = []
+  const sockets = new Set<WebSocket>()
+  const wss = new WebSocketServer({ noServer: true })
+  const server: Server = createServer((_req, res) => res.writeHead(404).end())
+  // Upgraded sockets leave the HTTP server's bookkeeping (and are half-open): closed by hand at the end.
+  const raw = new Set<Socket>()
+  server.on('upgrade', (req, socket: Socket, head) => {
+    raw.add(socket)
+    socket.once('close', () => raw.delete(socket))
+    socket.on('error', () => socket.destroy())
+    handshakes.push({ url: req.url ?? '', headers: req.headers })
+    const url = new URL(req.url ?? '/', 'http://ws.local')
+    if (url.pathname.endsWith('/hang')) return
+    if (url.pathname.endsWith('/refuse')) {
+      const body = JSON.stringify({ message: 'Chưa đăng nhập.' })
+      socket.end(`HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+      return
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws)
+      ws.once('close', () => sockets.delete(ws))
+      if (url.pathname.endsWith('/flood')) return void flood(ws, Number(url.searchParams.get('bytes') ?? 0))
+      ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }))
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    handshakes,
+    sockets,
+    close: () => {
+      for (const ws of sockets) ws.terminate()
+      for (const socket of raw) socket.destroy()
+      server.closeAllConnections()
+      return new Promise<void>(resolve => server.close(() => resolve()))
+    },
+  }
+}
+
+/** Sends `total` pattern bytes, one 64 KiB message at a time, each after the previous left (bounded memory here too). */
+function flood(ws: WebSocket, total: number): void {
+  let index = 0
+  let sent = 0
+  const next = () => {
+    if (sent >= total) return void ws.close(1000, 'done')
+    const part = Math.min(PATTERN_CHUNK, total - sent)
+    const chunk = patternChunk(index++)
+    sent += part
+    ws.send(part === PATTERN_CHUNK ? chunk : chunk.subarray(0, part), { binary: true }, (error) => {
+      if (!error) next()
+    })
+  }
+  next()
+}
+
+/** SHA-256 and length of what a consumer received. */
+export function digest() {
+  const hash = createHash('sha256')
+  let bytes = 0
+  return {
+    update(chunk: Buffer) {
+      hash.update(chunk)
+      bytes += chunk.length
+    },
+    result: () => ({ bytes, sha256: hash.digest('hex') }),
+  }
+}

@@ -1,0 +1,230 @@
+import { readFileSync } from 'node:fs'
+import type { Socket } from 'node:net'
+import { Writable } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createWebSocketStream, WebSocket } from 'ws'
+import { startDevIam } from '../../dev/iam.mjs'
+import { patternSha256 } from '../../dev/pattern.mjs'
+import { cookiePair, freePort, startGateway, type RunningGateway } from '../helpers/gateway'
+import { rawConnection, rawRequest } from '../helpers/raw-http'
+import { digest, startWsBackend } from '../helpers/ws-backend'
+
+let iam: Awaited<ReturnType<typeof startDevIam>>
+let backend: Awaited<ReturnType<typeof startWsBackend>>
+let gateway: RunningGateway
+const running: RunningGateway[] = []
+
+beforeAll(async () => {
+  iam = await startDevIam({ slowMs: 11_000 })
+  backend = await startWsBackend()
+  gateway = await gatewayWith({ APP_TRUSTED_ORIGINS: 'https://partner.example' })
+})
+afterAll(async () => {
+  await Promise.all(running.map(running => running.stop()))
+  await backend?.close()
+  await iam?.close()
+})
+
+async function gatewayWith(env: Record<string, string> = {}) {
+  const started = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: backend.url, ...env })
+  running.push(started)
+  return started
+}
+
+async function login(username = 'sale', password = 'sale123', at = gateway): Promise<string> {
+  const answer = await rawRequest(`${at.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
+  expect(answer.status).toBe(200)
+  return cookiePair((answer.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
+}
+
+const wsUrl = (at: RunningGateway, path: string) => `${at.url.replace(/^http/, 'ws')}${path}`
+
+/** Opens a WebSocket; resolves when it is open, rejects with the handshake's status when it is refused. */
+function open(url: string, headers: Record<string, string> = {}): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers })
+    ws.once('open', () => resolve(ws))
+    ws.once('unexpected-response', (_req, res) => {
+      let body = ''
+      res.on('data', (chunk: Buffer) => {
+        body += chunk
+      })
+      res.on('end', () => reject(Object.assign(new Error(`status ${res.statusCode}`), { status: res.statusCode, body, headers: res.headers })))
+    })
+    ws.once('error', reject)
+  })
+}
+
+const closed = (ws: WebSocket) => new Promise<number>(resolve => ws.readyState === WebSocket.CLOSED ? resolve(0) : ws.once('close', code => resolve(code)))
+const nextMessage = (ws: WebSocket) => new Promise<string>(resolve => ws.once('message', data => resolve(String(data))))
+
+/** The handshake refusal an open() rejected with. */
+async function refusal(promise: Promise<WebSocket>) {
+  const error = await promise.then(() => {
+    throw new Error('the handshake was accepted')
+  }, (error: unknown) => error as { status: number, body: string, headers: Record<string, string> })
+  return error
+}
+
+describe('the tunnel', () => {
+  it('echoes through the gateway; the backend sees the Bearer token, the request id and no cookie', async () => {
+    const cookie = await login()
+    const before = backend.handshakes.length
+    const ws = await open(wsUrl(gateway, '/api/live/echo?room=1'), { cookie, 'origin': gateway.url, 'x-request-id': 'ws-1' })
+    ws.send('xin chào')
+    expect(await nextMessage(ws)).toBe('xin chào')
+    ws.send(Buffer.alloc(200_000, 7))
+    expect((await new Promise<Buffer>(resolve => ws.once('message', data => resolve(data as Buffer)))).equals(Buffer.alloc(200_000, 7))).toBe(true)
+    const seen = backend.handshakes[before]!
+    expect(seen.url).toBe('/live/echo?room=1')
+    expect(seen.headers.authorization).toMatch(/^Bearer dev\./)
+    expect(seen.headers.cookie).toBeUndefined()
+    expect(seen.headers['x-request-id']).toBe('ws-1')
+    expect(seen.headers['x-forwarded-for']).toBe('127.0.0.1')
+    expect(seen.headers['sec-websocket-key']).toMatch(/==$/)
+    expect(seen.headers.upgrade).toBe('websocket')
+    ws.close()
+    await closed(ws)
+  })
+
+  it('sends no Authorization without a session, and drops a client\'s own', async () => {
+    const before = backend.handshakes.length
+    const ws = await open(wsUrl(gateway, '/api/live/echo'), { authorization: 'Bearer forged' })
+    expect(backend.handshakes[before]!.headers.authorization).toBeUndefined()
+    ws.terminate()
+  })
+
+  it('refuses a cross-site Origin with 403 before the backend; a listed origin and no Origin pass', async () => {
+    const cookie = await login()
+    const before = backend.handshakes.length
+    for (const origin of ['https://evil.example', 'null', `http://localhost:${gateway.port}`]) {
+      const error = await refusal(open(wsUrl(gateway, '/api/live/echo'), { cookie, origin }))
+      expect(error.status).toBe(403)
+      expect(JSON.parse(error.body)).toEqual({ statusCode: 403, statusMessage: 'Yêu cầu khác nguồn gốc bị từ chối.', message: 'Yêu cầu khác nguồn gốc bị từ chối.' })
+    }
+    expect(backend.handshakes.length).toBe(before)
+    for (const headers of [{ cookie, origin: 'https://partner.example' }, { cookie }]) {
+      const ws = await open(wsUrl(gateway, '/api/live/echo'), headers)
+      ws.terminate()
+    }
+    expect(backend.handshakes.length).toBe(before + 2)
+  })
+
+  it('passes the backend\'s refusal on as it is (401 with its body)', async () => {
+    const error = await refusal(open(wsUrl(gateway, '/api/live/refuse')))
+    expect(error.status).toBe(401)
+    expect(JSON.parse(error.body)).toEqual({ message: 'Chưa đăng nhập.' })
+    expect(error.headers['x-request-id']).toBeTruthy()
+  })
+
+  it('refuses `..`, paths outside /api and app routes, without reaching the backend', async () => {
+    const before = backend.handshakes.length
+    const sockets: Socket[] = []
+    const handshake = (path: string) => {
+      const { socket, received } = rawConnection(gateway.port)
+      sockets.push(socket)
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`)
+      return expect.poll(received).toMatch(/\r\n\r\n\{.*\}$/s).then(() => received())
+    }
+    expect(await handshake('/api/live/../../secret')).toMatch(/^HTTP\/1\.1 400 [^]*"Đường dẫn API không hợp lệ\."/)
+    expect(await handshake('/api/live/%2e%2e/secret')).toMatch(/^HTTP\/1\.1 400 /)
+    expect(await handshake('/auth/session')).toMatch(/^HTTP\/1\.1 404 [^]*"Không có WebSocket ở đường dẫn này\."/)
+    expect(await handshake('/api/health')).toMatch(/^HTTP\/1\.1 404 /)
+    expect(backend.handshakes.length).toBe(before)
+    // The gateway closes each of these connections itself once its answer is out.
+    await expect.poll(() => sockets.every(socket => socket.readableEnded || socket.destroyed)).toBe(true)
+    for (const socket of sockets) socket.destroy()
+  })
+
+  it('answers 502 when the backend cannot be reached, 504 when it does not answer the handshake', async () => {
+    const unreachable = await gatewayWith({ APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
+    const error = await refusal(open(wsUrl(unreachable, '/api/live/echo')))
+    expect(error.status).toBe(502)
+    expect(JSON.parse(error.body).statusMessage).toBe('Không kết nối được máy chủ API.')
+    const impatient = await gatewayWith({ APP_API_PROXY_TARGET: backend.url, APP_API_PROXY_TIMEOUT: '500' })
+    const silent = await refusal(open(wsUrl(impatient, '/api/live/hang')))
+    expect(silent.status).toBe(504)
+    expect(JSON.parse(silent.body).statusMessage).toBe('Máy chủ API không phản hồi.')
+  })
+})
+
+describe('flow', () => {
+  it('carries 64 MiB to a slow reader intact, with the gateway\'s memory flat', async () => {
+    const total = 64 * 1024 * 1024
+    const ws = await open(wsUrl(gateway, `/api/live/flood?bytes=${total}`))
+    const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${gateway.process.pid}/status`, 'utf8'))![1]) / 1024
+    const baseline = rss()
+    let peak = baseline
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rss())
+    }, 50)
+    const received = digest()
+    // A reader that takes 2 ms per 64 KiB message: the backend is far faster, so the tunnel must hold it back.
+    const slow = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        received.update(chunk)
+        setTimeout(done, 2)
+      },
+    })
+    await new Promise<void>((resolve, reject) => createWebSocketStream(ws).pipe(slow).on('finish', resolve).on('error', reject))
+    clearInterval(sampler)
+    expect(received.result()).toEqual({ bytes: total, sha256: patternSha256(total) })
+    // Holding the stream for the slow reader would take the whole 64 MiB; what grows is read buffers awaiting the GC.
+    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(32)
+  }, 120_000)
+
+  it('closing either side closes the other', async () => {
+    const clientSide = await open(wsUrl(gateway, '/api/live/echo'))
+    await expect.poll(() => backend.sockets.size).toBeGreaterThan(0)
+    const [serverSide] = [...backend.sockets].slice(-1)
+    const serverClosed = closed(serverSide!)
+    clientSide.close(1000, 'bye')
+    expect(await serverClosed).toBe(1000)
+
+    const second = await open(wsUrl(gateway, '/api/live/echo'))
+    await expect.poll(() => backend.sockets.size).toBeGreaterThan(0)
+    const [other] = [...backend.sockets].slice(-1)
+    const clientClosed = closed(second)
+    other!.terminate() // no close frame: the TCP connection just ends
+    expect(await clientClosed).toBe(1006)
+  })
+})
+
+describe('session end', () => {
+  it('a logout (revocation) closes the tunnel it opened within seconds; other tunnels stay', async () => {
+    const cookie = await login()
+    const ws = await open(wsUrl(gateway, '/api/live/echo'), { cookie })
+    const anonymous = await open(wsUrl(gateway, '/api/live/echo'))
+    const ended = closed(ws)
+    expect((await rawRequest(`${gateway.url}/auth/logout`, { headers: { cookie } })).status).toBe(302)
+    await ended
+    anonymous.send('still here')
+    expect(await nextMessage(anonymous)).toBe('still here')
+    anonymous.terminate()
+  })
+
+  it('a token that expires closes its tunnel', async () => {
+    const cookie = await login('short-lived', 'short123')
+    const ws = await open(wsUrl(gateway, '/api/live/echo'), { cookie })
+    const started = Date.now()
+    await closed(ws)
+    // The token lives 2 s; the sweep runs every second.
+    expect(Date.now() - started).toBeLessThan(6_000)
+  })
+})
+
+describe('metrics and shutdown', () => {
+  it('counts open tunnels, and SIGTERM ends them cleanly and exits 0', async () => {
+    const metricsPort = await freePort()
+    const observed = await gatewayWith({ APP_METRICS_PORT: String(metricsPort) })
+    const ws = await open(wsUrl(observed, '/api/live/echo'))
+    const scrape = async () => (await rawRequest(`http://127.0.0.1:${metricsPort}/metrics`)).body
+    expect(await scrape()).toMatch(/^svc_gateway_open_tunnels 1$/m)
+    const exited = new Promise<number | null>(resolve => observed.process.once('exit', code => resolve(code)))
+    const ended = closed(ws)
+    observed.process.kill('SIGTERM')
+    await ended
+    expect(await exited).toBe(0)
+    expect(observed.stdout()).toMatch(/"status":101[^\n]*"tunnel":true/)
+  })
+})
