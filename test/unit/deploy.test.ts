@@ -51,6 +51,14 @@ describe('deploy/compose.yaml', () => {
     expect([...conf.matchAll(/^\s*server (\S+);/gm)].map(match => match[1])).toEqual(gateways.map(([name]) => `${name}:3000`))
     expect(conf).toMatch(/proxy_request_buffering off;/)
   })
+
+  it.each(['deploy/nginx.conf', 'deploy/nginx.compose.conf'])('%s passes WebSocket handshakes on (Upgrade and Connection)', (path) => {
+    const conf = read(path)
+    expect(conf).toMatch(/map \$http_upgrade \$connection_upgrade \{\s*default upgrade;\s*'' *'';\s*\}/)
+    expect(conf).toMatch(/proxy_set_header Upgrade \$http_upgrade;/)
+    expect(conf).toMatch(/proxy_set_header Connection \$connection_upgrade;/)
+    expect(conf).toMatch(/proxy_http_version 1\.1;/)
+  })
 })
 
 describe('deploy/kubernetes.yaml', () => {

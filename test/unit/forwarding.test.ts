@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { acceptedRequestId, backendRequestHeaders, browserResponseHeaders, clientInfo } from '../../server/core/forwarding'
+import { acceptedRequestId, backendRequestHeaders, backendUpgradeHeaders, browserResponseHeaders, clientInfo } from '../../server/core/forwarding'
 
 const context = { targetHost: 'backend:9000', forwardedFor: '10.0.0.9', clientIp: '10.0.0.9', proto: 'https', host: 'gw.example', requestId: 'rid-1' }
 
@@ -115,5 +115,38 @@ describe('clientInfo on a dual-stack socket', () => {
   it('reports IPv4 clients without the ::ffff: prefix', () => {
     expect(clientInfo({}, '::ffff:10.1.2.3', false, 0).ip).toBe('10.1.2.3')
     expect(clientInfo({}, '::1', false, 0).ip).toBe('::1')
+  })
+})
+
+describe('backendUpgradeHeaders', () => {
+  it('keeps what a WebSocket handshake needs and applies every proxy rule', () => {
+    const headers = backendUpgradeHeaders({
+      'host': 'gw.example',
+      'connection': 'Upgrade',
+      'upgrade': 'websocket',
+      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      'sec-websocket-version': '13',
+      'sec-websocket-protocol': 'chat',
+      'sec-websocket-extensions': 'permessage-deflate',
+      'cookie': 'svc_session=abc',
+      'authorization': 'Bearer forged',
+      'origin': 'https://gw.example',
+    }, { ...context, accessToken: 'tok' })
+    expect(headers).toEqual({
+      'host': 'backend:9000',
+      'connection': 'upgrade',
+      'upgrade': 'websocket',
+      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      'sec-websocket-version': '13',
+      'sec-websocket-protocol': 'chat',
+      'sec-websocket-extensions': 'permessage-deflate',
+      'origin': 'https://gw.example',
+      'authorization': 'Bearer tok',
+      'x-forwarded-for': '10.0.0.9',
+      'x-real-ip': '10.0.0.9',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'gw.example',
+      'x-request-id': 'rid-1',
+    })
   })
 })

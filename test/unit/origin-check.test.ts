@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isSameOriginRequest, type OriginFacts } from '../../server/core/origin-check'
+import { isSameOriginHandshake, isSameOriginRequest, type OriginFacts } from '../../server/core/origin-check'
 
 const base: OriginFacts = { method: 'POST', host: 'gw.example', trustedOrigins: ['https://partner.example'] }
 const check = (facts: Partial<OriginFacts>) => isSameOriginRequest({ ...base, ...facts })
@@ -47,5 +47,27 @@ describe('isSameOriginRequest (Go http.CrossOriginProtection)', () => {
 
   it.each(['PUT', 'PATCH', 'DELETE', 'POST'])('applies to %s', (method) => {
     expect(check({ method, secFetchSite: 'cross-site' })).toBe(false)
+  })
+})
+
+describe('isSameOriginHandshake (WebSocket handshakes, a GET the browser sends with cookies from any site)', () => {
+  it.each([
+    [undefined, 'gw.example', true],
+    ['https://gw.example', 'gw.example', true],
+    ['https://gw.example:443', 'gw.example', true],
+    ['http://gw.example:8080', 'gw.example:8080', true],
+    ['HTTPS://GW.EXAMPLE', 'gw.example', true],
+    ['https://partner.example', 'gw.example', true],
+    ['https://partner.example/', 'gw.example', true],
+    ['https://evil.example', 'gw.example', false],
+    ['https://gw.example.evil.example', 'gw.example', false],
+    ['https://sub.gw.example', 'gw.example', false],
+    ['http://gw.example:8081', 'gw.example:8080', false],
+    ['null', 'gw.example', false],
+    ['', 'gw.example', false],
+    ['file://', 'gw.example', false],
+    ['chrome-extension://abc', 'gw.example', false],
+  ])('Origin %j to host %s: %s', (origin, host, expected) => {
+    expect(isSameOriginHandshake(origin, host, ['https://partner.example'])).toBe(expected)
   })
 })
