@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * `npm run bench`: throughput of /api/** against nginx, @fastify/http-proxy, a naive h3 proxyRequest route and a
- * plain Nuxt route; GET /auth/session; streaming memory; login overhead; seal/unseal micro-benchmarks.
+ * plain Nuxt route; the same with access log + metrics on; WebSocket echoes through the gateway vs direct;
+ * GET /auth/session; streaming memory; login overhead; seal/unseal micro-benchmarks.
  * Prints one table and writes bench/.tmp/last-table.md. Servers (proxies and backend) run on CPU 0, the load
  * generator on CPU 1 (taskset).
  * BENCH_SKIP_BUILD=1 reuses the builds; BENCH_SECONDS (5) and BENCH_ROUNDS (3) set the length.
@@ -114,6 +115,12 @@ function load(url, headers = {}) {
   return { rps: out.requests.average, p50: out.latency.p50, p99: out.latency.p99, non2xx: out.non2xx }
 }
 
+/** One WebSocket echo run from CPU 1; returns echoed messages a second. */
+function wsLoad(url) {
+  const [bin, argv] = pin(1, process.execPath, [`${root}bench/ws-load.mjs`, url, '32', String(SECONDS), '32'])
+  return JSON.parse(execFileSync(bin, argv, { encoding: 'utf8' })).rate
+}
+
 const median = values => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 /** VmHWM (peak resident set) of a process, in MiB. */
@@ -220,7 +227,7 @@ async function main() {
 
   const crypto = await cryptoFigures() // first, on a quiet process
 
-  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, revoked: 4109, observed: 4110, metrics: 4111 }
+  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, revoked: 4109, observed: 4110, metrics: 4111, wsGateway: 4112, wsEcho: 4113 }
   // Throughput runs proxy to the cheapest backend there is (nginx answering a constant, on the load generator's CPU),
   // so that the proxy's own cost decides; without nginx, the Node backend. Streaming always uses the Node backend.
   const tinyBackend = hasNginx ? `http://127.0.0.1:${ports.tiny}` : `http://127.0.0.1:${ports.backend}`
@@ -272,6 +279,10 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     await startServer('gateway with revocations', process.execPath, ['playground/.output/server/index.mjs'], ports.revoked, { ...gatewayEnv, PORT: String(ports.revoked), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` })
   }
 
+  // WebSocket echoes: the same echo server (CPU 0) reached directly and through a gateway (CPU 0); the client on CPU 1.
+  await startServer('WebSocket echo', process.execPath, ['bench/ws-echo.mjs', String(ports.wsEcho)], ports.wsEcho)
+  await startServer('gateway for WebSockets', process.execPath, ['playground/.output/server/index.mjs'], ports.wsGateway, { ...gatewayEnv, PORT: String(ports.wsGateway), APP_API_PROXY_TARGET: `http://127.0.0.1:${ports.wsEcho}` })
+
   const cookie = await loginCookie(ports.gateway)
   const mockCookie = await loginCookie(ports.mock, 'bench', 'x')
   // Every proxy gets the same request: a tiny GET carrying the browser's session cookie (about 3.5 KB).
@@ -292,6 +303,16 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     for (const [name, url, headers] of targets) runs.get(name).push(load(url, headers))
     log(`round ${round + 1}/${ROUNDS} done`)
   }
+  // WebSocket echoes, interleaved the same way.
+  const wsTargets = [['direct', `ws://127.0.0.1:${ports.wsEcho}/live`], ['gateway', `ws://127.0.0.1:${ports.wsGateway}/api/live`]]
+  const wsRates = { direct: [], gateway: [] }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, url] of wsTargets) wsRates[name].push(wsLoad(url))
+  }
+  log('WebSocket echoes done')
+  const wsDirect = median(wsRates.direct)
+  const wsGateway = median(wsRates.gateway)
+
   const figures = targets.map(([name]) => {
     const list = runs.get(name)
     return { name, rps: median(list.map(r => r.rps)), p50: median(list.map(r => r.p50)), p99: median(list.map(r => r.p99)), non2xx: list.reduce((sum, r) => sum + r.non2xx, 0) }
@@ -361,6 +382,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     `| proxy vs h3 proxyRequest | ${ratio(gateway, h3)}× | ≥ 4× |`,
     `| proxy holding 10,000 revocations vs none | ${revoking ? `${ratio(revoking, gateway)}×` : 'not measured (no redis-server)'}; the check itself ${crypto.revokedNs.toFixed(0)} ns a request (${(crypto.revokedNs / 1e9 * gateway.rps * 100).toFixed(3)}% of the proxy's time) | ≥ 0.95× |`,
     `| proxy with access log + metrics on vs off | ${ratio(observed, gateway)}× (${accessLines} access lines written, ${counted} requests counted) | ≥ 0.90× |`,
+    `| WebSocket echoes (32 connections, 32-byte messages) through the gateway vs direct | ${(wsGateway / wsDirect).toFixed(2)}× (${Math.round(wsGateway)} vs ${Math.round(wsDirect)} messages/s) | ≥ 0.5× |`,
     `| GET /auth/session (mock) vs constant Nuxt route | ${ratio(session, nuxtRoute)}× | ≥ 0.8× |`,
     `| streaming peak RSS growth (1 GiB up, 1 GiB down, 128 MiB slow reader) | ${streaming.growth.toFixed(1)} MiB over ${streaming.baseline.toFixed(1)} MiB; bytes ${streaming.upOk && streaming.downOk && streaming.slowOk ? 'all match (SHA-256)' : 'MISMATCH'} | < 48 MiB |`,
     `| login: gateway p50 − direct IAM calls p50 | ${(viaGateway - direct).toFixed(2)} ms (${viaGateway.toFixed(2)} vs ${direct.toFixed(2)}) | ≤ 2 ms |`,

@@ -1,0 +1,12 @@
+// @ts-check
+/** A WebSocket echo server for `npm run bench` (the `ws` package): every message comes back as it was. */
+import { createServer } from 'node:http'
+import { WebSocketServer } from 'ws'
+
+const port = Number(process.argv[2] ?? 4113)
+const server = createServer((_req, res) => res.writeHead(404).end())
+const wss = new WebSocketServer({ server, perMessageDeflate: false })
+wss.on('connection', (ws) => {
+  ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }))
+})
+server.listen(port, '127.0.0.1')
