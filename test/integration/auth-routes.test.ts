@@ -153,7 +153,7 @@ describe('POST /auth/login against the development IAM', () => {
 
   it('answers 500 when even the bare session would not fit the 4 KB cookie, logging the sizes, setting no cookie', async () => {
     await expectError(await post('/auth/login', { username: 'huge-token', password: 'huge123' }), 500, 'Phiên đăng nhập vượt quá giới hạn 4 KB của cookie.')
-    expect(gateway.output()).toMatch(/svc_session cần \d+ byte, vượt giới hạn 4096 byte \(token 3471 ký tự\)/)
+    await expect.poll(() => gateway.output()).toMatch(/svc_session cần \d+ byte, vượt giới hạn 4096 byte \(token 3471 ký tự\)/)
   })
 
   it('keeps the IAM status for an HTTP error without envelope', async () => {

@@ -263,7 +263,7 @@ describe('graceful shutdown', () => {
     expect(gateway.process.exitCode).toBeNull()
     expect(await download).toEqual({ status: 200, bytes: 300 * PATTERN_CHUNK, sha256: patternSha256(300 * PATTERN_CHUNK) })
     expect(await exited).toBe(0)
-    expect(gateway.stdout()).toMatch(/mọi yêu cầu đã xong/)
+    await expect.poll(() => gateway.stdout()).toMatch(/mọi yêu cầu đã xong/)
   }, 60_000)
 
   it('a second SIGTERM ends it at once, and so does the timeout', async () => {
@@ -281,7 +281,7 @@ describe('graceful shutdown', () => {
       expect(await exited).toBe(0)
       expect(Date.now() - started).toBeLessThan(10_000)
       expect(await download).toBeInstanceOf(Error)
-      expect(gateway.stdout()).toMatch(second ? /SIGTERM lần hai/ : /hết thời gian/)
+      await expect.poll(() => gateway.stdout()).toMatch(second ? /SIGTERM lần hai/ : /hết thời gian/)
     }
   })
 })

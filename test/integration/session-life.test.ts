@@ -190,6 +190,6 @@ describe('revocations shared through Redis', () => {
     // Back: the other instance learns of the logout made during the outage.
     await expect.poll(async () => (await session(second, cookie)).user, { timeout: 15_000, interval: 200 }).toBeNull()
     expect((await session(second, copy)).user?.id).toBe('u-sale')
-    expect(first.output()).toMatch(/Redis đã trở lại/)
+    await expect.poll(() => first.output()).toMatch(/Redis đã trở lại/)
   }, 30_000)
 })

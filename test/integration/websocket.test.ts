@@ -225,6 +225,6 @@ describe('metrics and shutdown', () => {
     observed.process.kill('SIGTERM')
     await ended
     expect(await exited).toBe(0)
-    expect(observed.stdout()).toMatch(/"status":101[^\n]*"tunnel":true/)
+    await expect.poll(() => observed.stdout()).toMatch(/"status":101[^\n]*"tunnel":true/)
   })
 })
