@@ -47,9 +47,9 @@ function ensurePackage(command, pkg) {
 
 const pin = (cpu, command, args) => (has('taskset') && cpus().length > 1 ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args])
 
-/** Starts a process pinned to CPU 0 and waits until its port answers; its stdout goes to `logFile` when given. */
-async function startServer(name, command, args, port, env = {}, logFile = undefined) {
-  const [bin, argv] = pin(0, command, args)
+/** Starts a process pinned to `cpu` (0) and waits until its port answers; its stdout goes to `logFile` when given. */
+async function startServer(name, command, args, port, env = {}, logFile = undefined, cpu = 0) {
+  const [bin, argv] = pin(cpu, command, args)
   const stdout = logFile ? openSync(logFile, 'w') : 'ignore'
   const child = spawn(bin, argv, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'pipe'] })
   let errors = ''
@@ -279,8 +279,9 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     await startServer('gateway with revocations', process.execPath, ['playground/.output/server/index.mjs'], ports.revoked, { ...gatewayEnv, PORT: String(ports.revoked), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` })
   }
 
-  // WebSocket echoes: the same echo server (CPU 0) reached directly and through a gateway (CPU 0); the client on CPU 1.
-  await startServer('WebSocket echo', process.execPath, ['bench/ws-echo.mjs', String(ports.wsEcho)], ports.wsEcho)
+  // WebSocket echoes: the same echo server reached directly and through a gateway (CPU 0). As for the HTTP rows, the
+  // backend runs beside the load generator (CPU 1), so that the gateway's own cost decides.
+  await startServer('WebSocket echo', process.execPath, ['bench/ws-echo.mjs', String(ports.wsEcho)], ports.wsEcho, {}, undefined, 1)
   await startServer('gateway for WebSockets', process.execPath, ['playground/.output/server/index.mjs'], ports.wsGateway, { ...gatewayEnv, PORT: String(ports.wsGateway), APP_API_PROXY_TARGET: `http://127.0.0.1:${ports.wsEcho}` })
 
   const cookie = await loginCookie(ports.gateway)
