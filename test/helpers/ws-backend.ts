@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { WebSocketServer, type WebSocket } from 'ws'
+import { Writable } from 'node:stream'
+import { createWebSocketStream, WebSocketServer, type WebSocket } from 'ws'
 import { PATTERN_CHUNK, patternChunk } from '../../dev/pattern.mjs'
 
 export interface Handshake {
@@ -12,11 +13,14 @@ export interface Handshake {
 /**
  * A WebSocket backend (the `ws` package) for the tunnel tests. Every handshake is recorded. Paths:
  * `/echo` echoes every message; `/refuse` answers the handshake 401 with a JSON body; `/flood?bytes=N` sends N pattern
- * bytes as 64 KiB binary messages, waiting for each to be handed to the socket, then closes; `/hang` never answers.
+ * bytes as 64 KiB binary messages, waiting for each to be handed to the socket, then closes; `/sink` reads what it is
+ * sent slowly (2 ms a message) and records its length and SHA-256 in `sinks` when the client closes; `/hang` never
+ * answers.
  */
 export async function startWsBackend() {
   const handshakes: Handshake[] = []
   const sockets = new Set<WebSocket>()
+  const sinks: { bytes: number, sha256: string }[] = []
   const wss = new WebSocketServer({ noServer: true })
   const server: Server = createServer((_req, res) => res.writeHead(404).end())
   // Upgraded sockets leave the HTTP server's bookkeeping (and are half-open): closed by hand at the end.
@@ -37,6 +41,17 @@ export async function startWsBackend() {
       sockets.add(ws)
       ws.once('close', () => sockets.delete(ws))
       if (url.pathname.endsWith('/flood')) return void flood(ws, Number(url.searchParams.get('bytes') ?? 0))
+      if (url.pathname.endsWith('/sink')) {
+        const received = digest()
+        const slow = new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            received.update(chunk)
+            setTimeout(done, 2)
+          },
+        })
+        createWebSocketStream(ws).pipe(slow).on('finish', () => sinks.push(received.result()))
+        return
+      }
       ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }))
     })
   })
@@ -46,6 +61,7 @@ export async function startWsBackend() {
     url: `http://127.0.0.1:${port}`,
     handshakes,
     sockets,
+    sinks,
     close: () => {
       for (const ws of sockets) ws.terminate()
       for (const socket of raw) socket.destroy()

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
+import { once } from 'node:events'
 import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createWebSocketStream, WebSocket } from 'ws'
 import { startDevIam } from '../../dev/iam.mjs'
-import { patternSha256 } from '../../dev/pattern.mjs'
+import { PATTERN_CHUNK, patternChunk, patternSha256 } from '../../dev/pattern.mjs'
 import { cookiePair, freePort, startGateway, type RunningGateway } from '../helpers/gateway'
 import { rawConnection, rawRequest } from '../helpers/raw-http'
 import { digest, startWsBackend } from '../helpers/ws-backend'
@@ -54,6 +55,9 @@ function open(url: string, headers: Record<string, string> = {}): Promise<WebSoc
     ws.once('error', reject)
   })
 }
+
+/** Resident memory of a gateway process, in MiB. */
+const rss = (of: RunningGateway) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${of.process.pid}/status`, 'utf8'))![1]) / 1024
 
 const closed = (ws: WebSocket) => new Promise<number>(resolve => ws.readyState === WebSocket.CLOSED ? resolve(0) : ws.once('close', code => resolve(code)))
 const nextMessage = (ws: WebSocket) => new Promise<string>(resolve => ws.once('message', data => resolve(String(data))))
@@ -152,11 +156,10 @@ describe('flow', () => {
   it('carries 64 MiB to a slow reader intact, with the gateway\'s memory flat', async () => {
     const total = 64 * 1024 * 1024
     const ws = await open(wsUrl(gateway, `/api/live/flood?bytes=${total}`))
-    const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${gateway.process.pid}/status`, 'utf8'))![1]) / 1024
-    const baseline = rss()
+    const baseline = rss(gateway)
     let peak = baseline
     const sampler = setInterval(() => {
-      peak = Math.max(peak, rss())
+      peak = Math.max(peak, rss(gateway))
     }, 50)
     const received = digest()
     // A reader that takes 2 ms per 64 KiB message: the backend is far faster, so the tunnel must hold it back.
@@ -170,6 +173,26 @@ describe('flow', () => {
     clearInterval(sampler)
     expect(received.result()).toEqual({ bytes: total, sha256: patternSha256(total) })
     // Holding the stream for the slow reader would take the whole 64 MiB; what grows is read buffers awaiting the GC.
+    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(32)
+  }, 120_000)
+
+  it('carries 64 MiB from a fast sender to a slow backend intact, with the gateway\'s memory flat', async () => {
+    const total = 64 * 1024 * 1024
+    const ws = await open(wsUrl(gateway, '/api/live/sink'))
+    const baseline = rss(gateway)
+    let peak = baseline
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rss(gateway))
+    }, 50)
+    const before = backend.sinks.length
+    const stream = createWebSocketStream(ws)
+    for (let i = 0; i < total / PATTERN_CHUNK; i++) {
+      if (!stream.write(patternChunk(i))) await once(stream, 'drain')
+    }
+    stream.end()
+    await expect.poll(() => backend.sinks.length, { timeout: 60_000 }).toBe(before + 1)
+    clearInterval(sampler)
+    expect(backend.sinks[before]).toEqual({ bytes: total, sha256: patternSha256(total) })
     expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(32)
   }, 120_000)
 
