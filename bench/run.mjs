@@ -411,6 +411,9 @@ catch (error) {
   process.exitCode = 1
 }
 finally {
-  for (const child of children) child.kill('SIGKILL')
+  // SIGTERM first: nginx killed with SIGKILL leaves its workers running (and holding the ports of the next run).
+  for (const child of children) child.kill('SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 1_000))
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   process.exit(process.exitCode ?? 0)
 }
