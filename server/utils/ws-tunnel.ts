@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { request as httpRequest, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
@@ -7,6 +7,7 @@ import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { acceptedRequestId, backendUpgradeHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
 import { isSameOriginHandshake } from '../core/origin-check'
+import { rawErrorResponse, rawResponseHead } from '../core/raw-response'
 import { decideApiRequest, isApiPath, routerPath, type RouteDecider } from '../core/route-match'
 import { liveToken, sessionExpiresAt, type SessionPayload } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
@@ -52,28 +53,11 @@ export function openTunnels(): number {
   return tunnels.size
 }
 
-function headerLines(headers: Record<string, string | string[] | number | undefined>): string {
-  let text = ''
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue
-    for (const item of Array.isArray(value) ? value : [value]) text += `${name}: ${String(item).replace(/[\r\n]/g, '')}\r\n`
-  }
-  return text
-}
-
 /** The contract's JSON error on a raw socket, then the socket is closed. */
 function refuse(socket: Socket, error: GatewayError, requestId: string): void {
   if (socket.destroyed) return
   closeWhenWritten(socket)
-  const body = JSON.stringify({ statusCode: error.statusCode, statusMessage: error.statusMessage, message: error.statusMessage })
-  socket.end(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n${headerLines({
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'cache-control': 'no-store',
-    'x-request-id': requestId,
-    'connection': 'close',
-    ...error.headers,
-  })}\r\n${body}`)
+  socket.end(rawErrorResponse(error.statusCode, error.statusMessage, requestId, error.headers))
 }
 
 /** The server's sockets are half-open: once the answer is out, the connection is closed without waiting for the client. */
@@ -119,6 +103,8 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     })
   })
   const fail = (error: GatewayError) => {
+    // Once an answer has started (the backend's, or a 101), a later failure can only close the connection.
+    if (status !== 0) return void socket.destroy()
     status = error.statusCode
     refuse(socket, error, requestId)
   }
@@ -174,7 +160,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     socket.off('close', onClientGone)
     status = response.statusCode ?? 502
     const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${headerLines({ ...out, connection: 'close' })}\r\n`)
+    socket.write(rawResponseHead(status, { ...out, connection: 'close' }))
     closeWhenWritten(socket)
     response.pipe(socket)
     socket.once('close', () => response.destroy())
@@ -184,7 +170,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     if (socket.destroyed) return void backendSocket.destroy()
     status = 101
     const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\n${headerLines({ ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' })}\r\n`)
+    socket.write(rawResponseHead(101, { ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' }))
     joinSockets(socket, head, backendSocket, backendHead, session)
   })
   backendRequest.end()

@@ -83,6 +83,8 @@ describe('probes', () => {
     const redis = await startRedis()
     try {
       const gateway = await gatewayWith({ APP_REDIS_URL: redis.url, APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
+      // Not ready until its Redis connection is (the server listens before that).
+      await expect.poll(async () => (await rawRequest(`${gateway.url}/readyz`)).status, { timeout: 5_000 }).toBe(200)
       const ready = await rawRequest(`${gateway.url}/readyz`)
       expect(ready.status).toBe(200)
       expect(JSON.parse(ready.body)).toEqual({ status: 'ready', checks: { redis: 'up', iam: 'up', backend: 'down' } })
