@@ -1,13 +1,14 @@
 // @ts-check
 /**
- * WebSocket load for `npm run bench`: `connections` clients, each sending a small message and the next one as soon as
- * its echo arrives, for `seconds`. Prints { rate } (echoed messages a second) as JSON.
- * node bench/ws-load.mjs <ws-url> [connections=32] [seconds=5] [bytes=32]
+ * WebSocket load for `npm run bench`: `connections` clients, each keeping `inflight` small messages on the way (a new
+ * one as soon as an echo arrives), for `seconds`. Prints { rate } (echoed messages a second) as JSON. With one message
+ * in flight the figure is the round trip's, not the throughput's.
+ * node bench/ws-load.mjs <ws-url> [connections=32] [seconds=5] [bytes=32] [inflight=16]
  */
 import { WebSocket } from 'ws'
 
-const [url, connections = '32', seconds = '5', bytes = '32'] = process.argv.slice(2)
-if (!url) throw new Error('usage: ws-load.mjs <ws-url> [connections] [seconds] [bytes]')
+const [url, connections = '32', seconds = '5', bytes = '32', inflight = '16'] = process.argv.slice(2)
+if (!url) throw new Error('usage: ws-load.mjs <ws-url> [connections] [seconds] [bytes] [inflight]')
 const payload = Buffer.alloc(Number(bytes), 'x')
 let echoed = 0
 let running = true
@@ -22,7 +23,7 @@ for (const ws of /** @type {WebSocket[]} */ (sockets)) {
     echoed++
     if (running) ws.send(payload)
   })
-  ws.send(payload)
+  for (let i = 0; i < Number(inflight); i++) ws.send(payload)
 }
 await new Promise(resolve => setTimeout(resolve, Number(seconds) * 1000))
 running = false
