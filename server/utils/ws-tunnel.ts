@@ -154,7 +154,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   const onClientGone = () => backendRequest.destroy()
   socket.once('close', onClientGone)
   backendRequest.once('timeout', () => backendRequest.destroy(Object.assign(new Error('handshake timeout'), { code: 'ETIMEDOUT' })))
-  backendRequest.once('error', error => fail(handshakeFailure(error)))
+  backendRequest.on('error', error => fail(handshakeFailure(error)))
   // Any other answer (401, 403, 404, ...) goes back as it is, then the connection closes.
   backendRequest.once('response', (response) => {
     socket.off('close', onClientGone)
@@ -162,6 +162,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
     socket.write(rawResponseHead(status, { ...out, connection: 'close' }))
     closeWhenWritten(socket)
+    response.on('error', () => socket.destroy())
     response.pipe(socket)
     socket.once('close', () => response.destroy())
   })
