@@ -47,6 +47,11 @@ function withoutHopHeaders(incoming: HeaderMap, dropped: ReadonlySet<string>): R
   return headers
 }
 
+/** What the backend is told of one request: the client as believed, where it is sent, the id, the live token. */
+export function forwardContext(client: ClientInfo, targetHost: string, requestId: string, accessToken: string | undefined): ForwardContext {
+  return { targetHost, forwardedFor: client.forwardedFor, clientIp: client.ip, proto: client.proto, host: client.host, requestId, accessToken }
+}
+
 /** The headers sent to the backend. */
 export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: ForwardContext): Record<string, string | string[]> {
   const headers = withoutHopHeaders(incoming, REQUEST_DROPPED)

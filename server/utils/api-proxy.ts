@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls'
 import { Agent, type Dispatcher } from 'undici'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
-import { backendRequestHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
+import { backendRequestHeaders, browserResponseHeaders, clientInfo, forwardContext } from '../core/forwarding'
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
@@ -60,15 +60,7 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const client = clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, config.trustProxy)
-  const headers = backendRequestHeaders(req.headers, {
-    targetHost: host,
-    forwardedFor: client.forwardedFor,
-    clientIp: client.ip,
-    proto: client.proto,
-    host: client.host,
-    requestId: id,
-    accessToken: cookie ? liveToken(openLiveSession(cookie)) : undefined,
-  })
+  const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, cookie ? liveToken(openLiveSession(cookie)) : undefined))
 
   try {
     runProxyRequestHooks(headers, req)

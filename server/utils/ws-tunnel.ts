@@ -5,7 +5,7 @@ import type { Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
-import { acceptedRequestId, backendUpgradeHeaders, browserResponseHeaders, clientInfo } from '../core/forwarding'
+import { acceptedRequestId, backendUpgradeHeaders, browserResponseHeaders, clientInfo, forwardContext } from '../core/forwarding'
 import { isSameOriginHandshake } from '../core/origin-check'
 import { rawErrorResponse, rawResponseHead } from '../core/raw-response'
 import { decideApiRequest, isApiPath, routerPath, type RouteDecider } from '../core/route-match'
@@ -126,15 +126,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
 
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
-  const headers = backendUpgradeHeaders(req.headers, {
-    targetHost: target.host,
-    forwardedFor: client.forwardedFor,
-    clientIp: client.ip,
-    proto: client.proto,
-    host: client.host,
-    requestId,
-    accessToken: liveToken(session),
-  })
+  const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, liveToken(session)))
   try {
     runProxyRequestHooks(headers, req)
   }
