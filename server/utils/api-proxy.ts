@@ -79,7 +79,7 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
       if (!res.writableFinished) controller?.abort(new Error('client closed'))
       if (metrics) {
         metrics.live.streams--
-        if (!answered) metrics.backendDuration.observe({ status_class: 'none' }, (performance.now() - started) / 1000)
+        if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
       }
       resolve()
     })
@@ -93,7 +93,7 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
         // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
         if (statusCode < 200) return
         answered = true
-        metrics?.backendDuration.observe({ status_class: statusClass(statusCode) }, (performance.now() - started) / 1000)
+        metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
         const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
         if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
         try {

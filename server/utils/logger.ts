@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import { format } from 'node:util'
 import { pino, type Logger } from 'pino'
 import pretty from 'pino-pretty'
@@ -24,7 +25,28 @@ export function createLogger(settings: LoggingConfig): Logger {
     timestamp: pino.stdTimeFunctions.epochTime,
   }
   if (settings.format === 'pretty') return pino(options, pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' }))
-  return pino(options, batchedStdout())
+  const destination = batchedStdout()
+  const logger = pino(options, destination)
+  jsonWriters.set(logger, (level, members, msg) => destination.write(`{"level":"${level}","time":${Date.now()}${BASE_FIELDS}${members},"msg":${JSON.stringify(msg)}}\n`))
+  return logger
+}
+
+/** The line writer of each JSON logger made by createLogger (see jsonLineWriter). */
+const jsonWriters = new WeakMap<Logger, JsonLineWriter>()
+/** What pino writes after `time` for its default base. */
+const BASE_FIELDS = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
+
+/** Writes one line from members already in JSON (each preceded by a comma), as pino would write that entry. */
+export type JsonLineWriter = (level: 'debug' | 'info', members: string, msg: string) => void
+
+/**
+ * For a JSON logger made by createLogger: a writer of lines whose members the caller formats itself, with pino's own
+ * frame (level, time, pid, hostname, ..., msg) and into pino's destination, skipping pino's generic serializer. For
+ * the one line every request writes (see core/access-line.ts); the caller checks the level first. Undefined for a
+ * pino-pretty logger: log through it as usual.
+ */
+export function jsonLineWriter(log: Logger): JsonLineWriter | undefined {
+  return jsonWriters.get(log)
 }
 
 /** The gateway's logger (APP_LOG_LEVEL, APP_LOG_FORMAT; set at start by plugins/gateway-config.ts), one per process. */

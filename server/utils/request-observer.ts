@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 import { clientInfo } from '../core/forwarding'
 import { useGatewayConfig } from './gateway-config'
-import { useLogger } from './logger'
-import { methodLabel, statusClass, useMetrics, type RouteGroup } from './metrics'
+import { accessLineMembers, type AccessLine } from '../core/access-line'
+import { jsonLineWriter, useLogger } from './logger'
+import { useMetrics, type RouteGroup } from './metrics'
 import { workStarted } from './shutdown'
 
 /** An access line's path is cut at this length (the query is never written: it may hold anything). */
@@ -29,15 +30,18 @@ export interface AccessFacts {
   address: string
   encrypted: boolean
   group: RouteGroup
-  extra?: Record<string, unknown>
+  /** The client left before the answer was complete. */
+  aborted?: boolean
+  /** A WebSocket tunnel: the bytes the client sent through it. */
+  tunnelBytesIn?: number
 }
 
 /** Counts an exchange in the metrics; the latency histogram only for requests (a tunnel's life is no latency). */
 export function countExchange(group: RouteGroup, method: string, status: number, seconds?: number): void {
   const metrics = useMetrics()
   if (!metrics) return
-  metrics.requests.inc({ group, method: methodLabel(method), status_class: statusClass(status) })
-  if (seconds !== undefined) metrics.requestDuration.observe({ group }, seconds)
+  metrics.requests.count(group, method, status)
+  if (seconds !== undefined) metrics.requestDuration.observe(group, seconds)
 }
 
 /** Writes the access line of an exchange (APP_ACCESS_LOG; probes at debug level only). */
@@ -48,7 +52,7 @@ export function writeAccessLine(facts: AccessFacts): void {
   const level = facts.group === 'probe' ? 'debug' : 'info'
   if (!log.isLevelEnabled(level)) return
   const path = loggedPath(facts.url)
-  log[level]({
+  const line: AccessLine = {
     type: 'access',
     method: facts.method,
     path,
@@ -58,8 +62,16 @@ export function writeAccessLine(facts: AccessFacts): void {
     requestId: facts.requestId,
     client: clientInfo(facts.headers, facts.address, facts.encrypted, config.trustProxy).ip,
     group: facts.group,
-    ...facts.extra,
-  }, `${facts.method} ${path} ${facts.status}`)
+  }
+  if (facts.aborted) line.aborted = true
+  if (facts.tunnelBytesIn !== undefined) {
+    line.tunnel = true
+    line.bytesIn = facts.tunnelBytesIn
+  }
+  const message = `${facts.method} ${path} ${facts.status}`
+  const writeLine = jsonLineWriter(log)
+  if (writeLine) writeLine(level, accessLineMembers(line), message)
+  else log[level](line, message)
 }
 
 /**
@@ -90,7 +102,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
       address,
       encrypted: !!(socket as TLSSocket).encrypted,
       group,
-      extra: res.writableFinished ? undefined : { aborted: true },
+      aborted: !res.writableFinished,
     })
   })
 }

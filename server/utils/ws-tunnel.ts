@@ -99,7 +99,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       address,
       encrypted,
       group: 'api',
-      extra: status === 101 ? { tunnel: true, bytesIn: socket.bytesRead } : undefined,
+      tunnelBytesIn: status === 101 ? socket.bytesRead : undefined,
     })
   })
   const fail = (error: GatewayError) => {

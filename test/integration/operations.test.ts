@@ -159,6 +159,19 @@ describe('metrics', () => {
     // No label value comes from a path or a username.
     const names = [...after.keys()].join('\n')
     expect(names).not.toMatch(/orders|admin|viewer|sale/)
+    // The request latencies (counted by the gateway, read by prom-client's registry) in Prometheus' histogram shape:
+    // every bucket, cumulated, the last one (+Inf) equal to the count; the sum moved by the two requests' time.
+    const buckets = [...after].filter(([series]) => series.startsWith('svc_gateway_request_duration_seconds_bucket{') && series.endsWith(',group="api"}'))
+    expect(buckets.map(([series]) => /le="([^"]+)"/.exec(series)![1])).toEqual(['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '60', '+Inf'])
+    const counts = buckets.map(([, count]) => count)
+    expect(counts).toEqual([...counts].sort((a, b) => a - b))
+    expect(counts.at(-1)).toBe(after.get('svc_gateway_request_duration_seconds_count{group="api"}'))
+    expect(grew('svc_gateway_request_duration_seconds_sum{group="api"}')).toBeGreaterThan(0)
+    expect(grew('svc_gateway_request_duration_seconds_sum{group="api"}')).toBeLessThan(10)
+    const text = (await rawRequest(`http://127.0.0.1:${metricsPort}/metrics`)).body
+    expect(text).toContain('# TYPE svc_gateway_request_duration_seconds histogram')
+    expect(text).toContain('# TYPE svc_gateway_backend_duration_seconds histogram')
+    expect(text).toContain('# TYPE svc_gateway_requests_total counter')
   })
 
   it('counts IAM failures by endpoint, and the 502 of an unreachable backend', async () => {

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest'
+import { accessLineMembers, type AccessLine } from '../../server/core/access-line'
+
+/** The members as the object a JSON parser reads back. */
+const parsed = (members: string) => JSON.parse(`{${members.slice(1)}}`)
+
+const plain: AccessLine = { type: 'access', method: 'GET', path: '/api/orders', status: 200, ms: 1.23, bytes: 240, requestId: 'r-1', client: '10.0.0.7', group: 'api' }
+
+describe('accessLineMembers', () => {
+  it('writes every field of the line, in the object\'s order, and nothing else', () => {
+    const members = accessLineMembers(plain)
+    expect(members.startsWith(',"type":"access",')).toBe(true)
+    expect(parsed(members)).toEqual(plain)
+    expect(Object.keys(parsed(members))).toEqual(Object.keys(plain))
+  })
+
+  it('writes the aborted and tunnel fields only when set', () => {
+    expect(parsed(accessLineMembers({ ...plain, status: 0, aborted: true }))).toEqual({ ...plain, status: 0, aborted: true })
+    expect(parsed(accessLineMembers({ ...plain, status: 101, tunnel: true, bytesIn: 42 }))).toEqual({ ...plain, status: 101, tunnel: true, bytesIn: 42 })
+    expect(accessLineMembers(plain)).not.toMatch(/aborted|tunnel|bytesIn/)
+  })
+
+  it('escapes whatever a request puts in its strings: quotes, backslashes, control characters, lone surrogates', () => {
+    const hostile: AccessLine = {
+      ...plain,
+      method: 'G"ET',
+      path: '/api/"},"status":1,"x":"\\\n\r\u0000\u001b\u2028\ud800é',
+      requestId: 'a\\"b',
+      client: '"1.2.3.4"',
+    }
+    const members = accessLineMembers(hostile)
+    for (const raw of ['\n', '\r', '\u0000']) expect(members).not.toContain(raw)
+    expect(parsed(members)).toEqual(hostile)
+  })
+})
