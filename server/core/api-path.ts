@@ -25,6 +25,8 @@ function isDotSegment(segment: string): boolean {
 }
 
 function climbs(path: string): boolean {
+  // A dot segment needs a '.', literal or escaped: most paths have neither and need no splitting.
+  if (!path.includes('.') && !path.includes('%')) return false
   let text = path
   for (let round = 0; round < 3; round++) {
     if (text.split(/[/\\]/).some(isDotSegment)) return true

@@ -14,8 +14,11 @@ const REQUEST_DROPPED = new Set([
 /** Hop-by-hop headers of the backend's answer. */
 const RESPONSE_DROPPED = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection'])
 
+const NO_TOKENS: ReadonlySet<string> = new Set()
+
 /** Names listed in a Connection header (they are hop-by-hop too). */
-function connectionTokens(value: string | string[] | undefined): Set<string> {
+function connectionTokens(value: string | string[] | undefined): ReadonlySet<string> {
+  if (value === undefined) return NO_TOKENS
   const text = Array.isArray(value) ? value.join(',') : value ?? ''
   return new Set(text.split(',').map(token => token.trim().toLowerCase()).filter(Boolean))
 }

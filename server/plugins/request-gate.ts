@@ -3,13 +3,13 @@ import { Socket } from 'node:net'
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { contractRoute, probeOf } from '../core/contract-routes'
 import { acceptedRequestId } from '../core/forwarding'
-import { decideApiRequest, isApiPath, routerPath } from '../core/route-match'
+import { isApiPath, routerPath } from '../core/route-match'
 import { proxyApiRequest } from '../utils/api-proxy'
 import { refuseCrossOrigin } from '../utils/cross-origin'
 import { GatewayError, MESSAGES, sendGatewayError } from '../utils/gateway-error'
 import { answerProbe } from '../utils/probes'
 import { observeRequest } from '../utils/request-observer'
-import { useRouteDecider } from '../utils/route-decider'
+import { useApiDecider } from '../utils/route-decider'
 import { applyServerTimeouts } from '../utils/server-timeouts'
 import { isShuttingDown } from '../utils/shutdown'
 
@@ -28,7 +28,7 @@ const done = Promise.resolve()
  * they keep Nitro's normal path.
  */
 export default defineNitroPlugin((nitroApp) => {
-  const decide = useRouteDecider()
+  const decideApi = useApiDecider()
   const handler = nitroApp.h3App.handler
   nitroApp.h3App.handler = (event) => {
     const { req, res } = event.node
@@ -57,7 +57,7 @@ export default defineNitroPlugin((nitroApp) => {
       return handler(event)
     }
     if (!api) return handler(event)
-    const decision = decideApiRequest(decide, path, method.toLowerCase())
+    const decision = decideApi(path, method.toLowerCase())
     if (decision === 'route') return handler(event)
     if (decision === 'refuse') {
       sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))

@@ -75,6 +75,7 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
   if (metrics) metrics.live.streams++
   return new Promise<void>((resolve) => {
     let controller: Dispatcher.DispatchController | undefined
+    let waitingForDrain = false
     res.once('close', () => {
       if (!res.writableFinished) controller?.abort(new Error('client closed'))
       if (metrics) {
@@ -83,7 +84,6 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
       }
       resolve()
     })
-    res.on('drain', () => controller?.resume())
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(dispatchController) {
         controller = dispatchController
@@ -104,7 +104,15 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
         }
       },
       onResponseData(dispatchController, chunk) {
-        if (!res.write(chunk)) dispatchController.pause()
+        // A slow client: the backend waits (undici stops reading its socket) until the answer drains.
+        if (!res.write(chunk) && !waitingForDrain) {
+          waitingForDrain = true
+          dispatchController.pause()
+          res.once('drain', () => {
+            waitingForDrain = false
+            dispatchController.resume()
+          })
+        }
       },
       onResponseEnd() {
         res.end()

@@ -3,12 +3,19 @@
 /// <reference path="../gateway-routes.d.ts" />
 // Generated at build time (see nuxt.config.ts): every route of Nitro's router, the gateway's /api/** catch-all marked.
 import routes from '#svc-gateway/routes'
-import { createRouteDecider, type RouteDecider } from '../core/route-match'
+import { createRouteDecider, rememberedApiDecisions, type ApiDecision, type RouteDecider } from '../core/route-match'
 
 let decider: RouteDecider | undefined
+let apiDecider: ((path: string, method: string) => ApiDecision) | undefined
 
 /** What Nitro's router would route a (router path, lower-case method) to; built once from the build's routes. */
 export function useRouteDecider(): RouteDecider {
   decider ??= createRouteDecider(routes)
   return decider
+}
+
+/** How the request gate serves a (router path, lower-case method) under /api: proxy, route or refuse (remembered). */
+export function useApiDecider(): (path: string, method: string) => ApiDecision {
+  apiDecider ??= rememberedApiDecisions(useRouteDecider())
+  return apiDecider
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { createApp, createRouter, eventHandler, toNodeListener } from 'h3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contractMethods } from '../../server/core/contract-routes'
-import { createRouteDecider, decideApiRequest, pathSpellings, routerPath, type RouteEntry } from '../../server/core/route-match'
+import { createRouteDecider, decideApiRequest, pathSpellings, rememberedApiDecisions, routerPath, type RouteDecider, type RouteEntry } from '../../server/core/route-match'
 import { rawRequest } from '../helpers/raw-http'
 
 // The routes of a playground-like build: app routes, the gateway's catch-all, the contract routes.
@@ -90,6 +90,50 @@ describe('decideApiRequest', () => {
 
   it('finds no other spelling for a plain path (the common case costs no extra lookups)', () => {
     expect(pathSpellings('/api/orders/42')).toEqual([])
+  })
+})
+
+describe('rememberedApiDecisions', () => {
+  /** The build's decider, counting its lookups. */
+  function counted() {
+    const calls = { count: 0 }
+    const counting: RouteDecider = (path, method) => {
+      calls.count++
+      return decide(path, method)
+    }
+    return { calls, decideApi: rememberedApiDecisions(counting) }
+  }
+
+  it('decides as decideApiRequest does, for every method and spelling', () => {
+    const { decideApi } = counted()
+    for (const path of ['/api/health', '/api/orders', '/api//health', '/api/HEALTH', '/api/users/7;jsessionid=1', '/api/orders;x']) {
+      for (const method of ['get', 'post', 'delete']) {
+        expect(decideApi(path, method)).toBe(decideApiRequest(decide, path, method))
+        expect(decideApi(path, method)).toBe(decideApiRequest(decide, path, method)) // remembered: the same again
+      }
+    }
+  })
+
+  it('looks a (method, path) up once, and keeps method and path apart', () => {
+    const { calls, decideApi } = counted()
+    expect(decideApi('/api/health', 'get')).toBe('route')
+    expect(decideApi('/api/health', 'get')).toBe('route')
+    expect(calls.count).toBe(1)
+    expect(decideApi('/api/health', 'post')).toBe('route')
+    expect(calls.count).toBe(2)
+  })
+
+  it('stays bounded: ever new paths are decided each time, long paths are never kept', () => {
+    const { calls, decideApi } = counted()
+    decideApi('/api/orders/first', 'get')
+    for (let i = 0; i < 1024; i++) decideApi(`/api/orders/${i}`, 'get')
+    const before = calls.count
+    decideApi('/api/orders/first', 'get') // pushed out when the memory started over
+    expect(calls.count).toBe(before + 1)
+    const long = `/api/${'x'.repeat(300)}`
+    decideApi(long, 'get')
+    decideApi(long, 'get')
+    expect(calls.count).toBe(before + 3)
   })
 })
 
