@@ -160,17 +160,20 @@ function load(url, headers = {}, connections = 32) {
 /**
  * Head to head: both paths loaded at once in each round (two load generators on CPU 1), their servers sharing CPU 0.
  * Whatever the machine does to one round it does to both, so the ratio of their rates is the ratio of their costs.
- * Returns b's rate over a's, round by round (the order of a and b alternates).
+ * Returns b's rate over a's, round by round (the order of a and b alternates), and each one's median p99 (ms).
  */
 async function headToHead([, urlA, headersA], [, urlB, headersB], rounds) {
   const ratios = []
+  const p99s = { a: [], b: [] }
   for (let round = 0; round < rounds; round++) {
     const [a, b] = round % 2 === 0
       ? await Promise.all([load(urlA, headersA), load(urlB, headersB)])
       : (await Promise.all([load(urlB, headersB), load(urlA, headersA)])).reverse()
     ratios.push(b.rps / a.rps)
+    p99s.a.push(a.p99)
+    p99s.b.push(b.p99)
   }
-  return ratios
+  return { ratios, p99: { a: median(p99s.a), b: median(p99s.b) } }
 }
 
 /** One WebSocket echo run from CPU 1; returns echoed messages a second. */
@@ -543,14 +546,17 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const check = (what, figure, target, ok) => checks.push(`| ${what} | ${figure} | ${target} | ${verdict(ok)} |`)
   const missing = (...names) => `not measured: ${names.filter(name => failed.has(name) || !by(name)).map(name => `${name} failed`).join(', ')}`
 
+  // The verdicts of the two paired checks stand on the head-to-head ratio: on this 2-core machine one path's standalone
+  // rounds move by up to 4× within a run (see the min–max column), the head-to-head rounds by a few %.
   const shippedVsFastify = roundRatios(SHIPPED, FASTIFY)
-  check('proxy as shipped vs @fastify/http-proxy (req/s; p99)', shippedVsFastify
-    ? `${spread(shippedVsFastify)} round by round; head to head ${spread(duels.shipped)}; p99 ${shipped.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms`
-    : missing(SHIPPED, FASTIFY), '≥ 1.5×, p99 no worse', shippedVsFastify && median(shippedVsFastify) >= 1.5 && median(duels.shipped) >= 1.5 && shipped.p99 <= fastify.p99)
+  const shippedDuel = duels.shipped
+  check('proxy as shipped vs @fastify/http-proxy (req/s; p99)', shippedVsFastify && shippedDuel
+    ? `head to head ${spread(shippedDuel.ratios)}, p99 ${shippedDuel.p99.b.toFixed(2)} vs ${shippedDuel.p99.a.toFixed(2)} ms; standalone rounds ${spread(shippedVsFastify)}, p99 ${shipped.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms`
+    : missing(SHIPPED, FASTIFY), '≥ 1.5×, p99 no worse', shippedDuel && median(shippedDuel.ratios) >= 1.5 && shippedDuel.p99.b <= shippedDuel.p99.a)
   const bareVsFastify = roundRatios(BARE, FASTIFY)
   check('proxy bare vs @fastify/http-proxy', bareVsFastify ? `${spread(bareVsFastify)}; p99 ${bare.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms` : missing(FASTIFY), '≥ 1.0×, p99 no worse', bareVsFastify && median(bareVsFastify) >= 1 && bare.p99 <= fastify.p99)
   const observedVsBare = roundRatios(OBSERVED, BARE)
-  check('proxy with access log + metrics on vs off', `${spread(observedVsBare)} round by round; head to head ${spread(duels.observed)}; ${accessLines} access lines written, ${counted} requests counted`, '≥ 0.90×', median(observedVsBare) >= 0.9 && median(duels.observed) >= 0.9)
+  check('proxy with access log + metrics on vs off', `head to head ${spread(duels.observed.ratios)}; standalone rounds ${spread(observedVsBare)}; ${accessLines} access lines written, ${counted} requests counted`, '≥ 0.90×', median(duels.observed.ratios) >= 0.9)
   const shippedVsObserved = roundRatios(SHIPPED, OBSERVED)
   check('proxy holding 10,000 revocations (Redis) vs none', shippedVsObserved ? `${spread(shippedVsObserved)}; the check itself ${crypto.revokedNs.toFixed(0)} ns a request` : missing(SHIPPED), '≥ 0.95×', shippedVsObserved && median(shippedVsObserved) >= 0.95)
   const bareVsH3 = roundRatios(BARE, H3)
