@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startDevIam } from '../../dev/iam.mjs'
 import { startEchoBackend } from '../helpers/echo-backend'
-import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../helpers/gateway'
+import { findSetCookie, startGateway, type RunningGateway } from '../helpers/gateway'
+import { sessionCookieOf } from '../helpers/gateway-pool'
 import { rawRequest } from '../helpers/raw-http'
 import { startRedis, waitForClients } from '../helpers/redis'
 
@@ -171,7 +172,7 @@ describe('two instances sharing the secret and Redis', () => {
       await waitForClients(redis.url, 2 * 3) // each instance: the limiter's connection and the revocations' two
 
       const accepted = await login(first, 'sale', 'sale123')
-      const cookie = cookiePair((accepted.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
+      const cookie = sessionCookieOf(accepted)
       const session = await fetch(`${second.url}/auth/session`, { headers: { cookie } })
       expect((await session.json()).user.id).toBe('u-sale')
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDevIam } from '../../dev/iam.mjs'
 import { startEchoBackend, type EchoedRequest } from '../helpers/echo-backend'
-import { cookiePair, crashLines, startGateway, type RunningGateway } from '../helpers/gateway'
+import { sessionCookieOf } from '../helpers/gateway-pool'
+import { crashLines, startGateway, type RunningGateway } from '../helpers/gateway'
 import { rawConnection, rawRequest } from '../helpers/raw-http'
 import { startScriptedIam } from '../helpers/scripted-iam'
 
@@ -36,7 +37,7 @@ const credentials = (username: string, password: string) => JSON.stringify({ use
 async function loginCookie(username = 'sale', password = 'sale123'): Promise<string> {
   const answer = await rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: json, body: credentials(username, password) })
   expect(answer.status).toBe(200)
-  return cookiePair((answer.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
+  return sessionCookieOf(answer)
 }
 
 /** Runs `action` and returns what the IAM and the backend received meanwhile. */

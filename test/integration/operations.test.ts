@@ -3,38 +3,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MESSENGER_OTP, startDevIam } from '../../dev/iam.mjs'
 import { PATTERN_CHUNK, patternSha256 } from '../../dev/pattern.mjs'
 import { startEchoBackend } from '../helpers/echo-backend'
-import { cookiePair, freePort, logEntries, startGateway, type RunningGateway } from '../helpers/gateway'
+import { gatewayPool, sessionCookieOf } from '../helpers/gateway-pool'
+import { freePort, logEntries, type RunningGateway } from '../helpers/gateway'
 import { rawConnection, rawRequest } from '../helpers/raw-http'
 import { startRedis } from '../helpers/redis'
 
 let iam: Awaited<ReturnType<typeof startDevIam>>
 let echo: Awaited<ReturnType<typeof startEchoBackend>>
-const running: RunningGateway[] = []
 
 beforeAll(async () => {
   iam = await startDevIam({ slowMs: 11_000 })
   echo = await startEchoBackend()
 })
 afterAll(async () => {
-  await Promise.all(running.map(gateway => gateway.stop()))
   await echo?.close()
   await iam?.close()
 })
 
-async function gatewayWith(env: Record<string, string> = {}) {
-  const gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url, ...env })
-  running.push(gateway)
-  return gateway
-}
+const gatewayWith = gatewayPool(() => ({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url }))
 
 const json = { 'content-type': 'application/json' }
 
 function login(gateway: RunningGateway, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) })
-}
-
-function sessionCookie(answer: { headers: Record<string, string | string[] | undefined> }): string {
-  return cookiePair((answer.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
 }
 
 /** The samples of a Prometheus text exposition: `name{labels}` → value. */
@@ -126,7 +117,7 @@ describe('metrics', () => {
     expect((await login(gateway, { username: 'sale', password: 'wrong-password' })).status).toBe(401)
     expect((await login(gateway, { username: 'sale', password: 'wrong-password' })).status).toBe(429)
     expect((await login(gateway, { username: 'sale' })).status).toBe(400)
-    const cookie = sessionCookie(good)
+    const cookie = sessionCookieOf(good)
     expect((await rawRequest(`${gateway.url}/api/orders`, { headers: { cookie } })).status).toBe(200)
     expect((await rawRequest(`${gateway.url}/api/orders/status/404`, { headers: { cookie } })).status).toBe(404)
     const broken = await gatewayWith({ APP_METRICS_PORT: String(await freePort()), APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
@@ -203,7 +194,7 @@ describe('logs', () => {
     const { transactionId } = JSON.parse(sent.body) as { transactionId: string }
     const loggedIn = await login(gateway, { username: 'otp.sms', password: 'otp123', clientId: 'ORDERS_WEB', method: 'messenger', otp: MESSENGER_OTP, transactionId }, { 'x-request-id': 'audit-login-1' })
     expect(loggedIn.status).toBe(200)
-    const cookie = sessionCookie(loggedIn)
+    const cookie = sessionCookieOf(loggedIn)
     const cookieValue = cookie.slice('svc_session='.length)
     expect((await rawRequest(`${gateway.url}/auth/session`, { headers: { cookie } })).status).toBe(200)
     const proxied = await rawRequest(`${gateway.url}/api/orders?secret=query-value`, { headers: { cookie, 'x-request-id': 'access-1' } })
@@ -220,7 +211,7 @@ describe('logs', () => {
     finally {
       iam.state.scenario = 'normal'
     }
-    const admin = sessionCookie(await login(gateway, { username: 'admin', password: 'admin123' }))
+    const admin = sessionCookieOf(await login(gateway, { username: 'admin', password: 'admin123' }))
     expect((await rawRequest(`${gateway.url}/api/admin/revoke-user`, { method: 'POST', headers: { ...json, cookie: admin }, body: JSON.stringify({ userId: 'u-viewer' }) })).status).toBe(200)
     expect((await rawRequest(`${gateway.url}/healthz`)).status).toBe(200)
     expect((await rawRequest(`${gateway.url}/auth/logout`, { headers: { cookie } })).status).toBe(302)

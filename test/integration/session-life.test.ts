@@ -2,7 +2,8 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDevIam } from '../../dev/iam.mjs'
 import { startEchoBackend } from '../helpers/echo-backend'
-import { cookiePair, startGateway, type RunningGateway } from '../helpers/gateway'
+import { gatewayPool, loginCookie } from '../helpers/gateway-pool'
+import type { RunningGateway } from '../helpers/gateway'
 import { rawRequest } from '../helpers/raw-http'
 import { startRedis } from '../helpers/redis'
 
@@ -10,29 +11,18 @@ const HOUR = 60 * 60_000
 
 let iam: Awaited<ReturnType<typeof startDevIam>>
 let echo: Awaited<ReturnType<typeof startEchoBackend>>
-const running: RunningGateway[] = []
 
 beforeAll(async () => {
   iam = await startDevIam({ slowMs: 11_000 })
   echo = await startEchoBackend()
 })
 afterAll(async () => {
-  await Promise.all(running.map(gateway => gateway.stop()))
   await echo?.close()
   await iam?.close()
 })
 
-async function gatewayWith(env: Record<string, string> = {}) {
-  const gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url, ...env })
-  running.push(gateway)
-  return gateway
-}
-
-async function login(gateway: RunningGateway, username: string, password: string): Promise<string> {
-  const answer = await rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
-  expect(answer.status).toBe(200)
-  return cookiePair((answer.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
-}
+const gatewayWith = gatewayPool(() => ({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url }))
+const login = loginCookie
 
 async function session(gateway: RunningGateway, cookie: string) {
   const answer = await rawRequest(`${gateway.url}/auth/session`, { headers: { cookie } })

@@ -6,14 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createWebSocketStream, WebSocket } from 'ws'
 import { startDevIam } from '../../dev/iam.mjs'
 import { PATTERN_CHUNK, patternChunk, patternSha256 } from '../../dev/pattern.mjs'
-import { cookiePair, freePort, startGateway, type RunningGateway } from '../helpers/gateway'
+import { gatewayPool, loginCookie } from '../helpers/gateway-pool'
+import { freePort, type RunningGateway } from '../helpers/gateway'
 import { rawConnection, rawRequest } from '../helpers/raw-http'
 import { digest, startWsBackend } from '../helpers/ws-backend'
 
 let iam: Awaited<ReturnType<typeof startDevIam>>
 let backend: Awaited<ReturnType<typeof startWsBackend>>
 let gateway: RunningGateway
-const running: RunningGateway[] = []
 
 beforeAll(async () => {
   iam = await startDevIam({ slowMs: 11_000 })
@@ -21,22 +21,12 @@ beforeAll(async () => {
   gateway = await gatewayWith({ APP_TRUSTED_ORIGINS: 'https://partner.example' })
 })
 afterAll(async () => {
-  await Promise.all(running.map(running => running.stop()))
   await backend?.close()
   await iam?.close()
 })
 
-async function gatewayWith(env: Record<string, string> = {}) {
-  const started = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: backend.url, ...env })
-  running.push(started)
-  return started
-}
-
-async function login(username = 'sale', password = 'sale123', at = gateway): Promise<string> {
-  const answer = await rawRequest(`${at.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
-  expect(answer.status).toBe(200)
-  return cookiePair((answer.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
-}
+const gatewayWith = gatewayPool(() => ({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: backend.url }))
+const login = (username = 'sale', password = 'sale123', at = gateway) => loginCookie(at, username, password)
 
 const wsUrl = (at: RunningGateway, path: string) => `${at.url.replace(/^http/, 'ws')}${path}`
 
