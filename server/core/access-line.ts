@@ -26,10 +26,15 @@ export interface AccessLine {
   bytesIn?: number
 }
 
+/** A number as JSON: NaN and the infinities, which JSON has no words for, are null (as JSON.stringify writes them). */
+function num(value: number): number | null {
+  return Number.isFinite(value) ? value : null
+}
+
 /** The line's fields as JSON object members, each preceded by a comma (for a logger to wrap in its own line). */
 export function accessLineMembers(line: AccessLine): string {
-  return `,"type":"access","method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${line.status}`
-    + `,"ms":${line.ms},"bytes":${line.bytes},"requestId":${JSON.stringify(line.requestId)},"client":${JSON.stringify(line.client)}`
+  return `,"type":"access","method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${num(line.status)}`
+    + `,"ms":${num(line.ms)},"bytes":${num(line.bytes)},"requestId":${JSON.stringify(line.requestId)},"client":${JSON.stringify(line.client)}`
     + `,"group":${JSON.stringify(line.group)}${line.aborted ? ',"aborted":true' : ''}`
-    + `${line.tunnel ? `,"tunnel":true,"bytesIn":${line.bytesIn ?? 0}` : ''}`
+    + `${line.tunnel ? `,"tunnel":true,"bytesIn":${num(line.bytesIn ?? 0)}` : ''}`
 }

@@ -32,4 +32,9 @@ describe('accessLineMembers', () => {
     for (const raw of ['\n', '\r', '\u0000']) expect(members).not.toContain(raw)
     expect(parsed(members)).toEqual(hostile)
   })
+
+  it('writes a number JSON cannot hold as null, never as NaN or Infinity', () => {
+    const members = accessLineMembers({ ...plain, ms: Number.NaN, bytes: Number.POSITIVE_INFINITY })
+    expect(parsed(members)).toEqual({ ...plain, ms: null, bytes: null })
+  })
 })
