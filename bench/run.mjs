@@ -490,7 +490,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   }
   await stop(streamGateway)
 
-  // Memory per stream: 200 transfers at once, the gateway as shipped (access log and metrics on) against a bare pipe
+  // Memory per stream: 200 transfers at once, the gateway with access log and metrics on (no Redis) against a bare pipe
   // proxy, each on a fresh process, alternating, two rounds each.
   log('memory per stream: 100 uploads + 100 downloads of 32 MiB at once, gateway and bare pipe proxy, 2 rounds each…')
   const perStream = { gateway: [], pipe: [], intact: true }
@@ -568,7 +568,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   check('GET /auth/session (mock) vs constant Nuxt route', spread(sessionVsRoute), '≥ 0.8×', median(sessionVsRoute) >= 0.8)
   check('streaming peak RSS growth (1 GiB up, 1 GiB down, 128 MiB slow reader)', `${streaming.growth.toFixed(1)} MiB over ${streaming.baseline.toFixed(1)} MiB; bytes ${streaming.intact ? 'all match (SHA-256)' : 'MISMATCH'}`, '< 48 MiB', streaming.growth < 48 && streaming.intact)
   const memoryRatios = perStream.gateway.map((growth, i) => growth / perStream.pipe[i])
-  check('memory per stream: peak RSS growth, 100 uploads + 100 downloads of 32 MiB at once (25 slow readers), gateway as shipped vs bare node:http pipe proxy', memoryRatios.length
+  check('memory per stream: peak RSS growth, 100 uploads + 100 downloads of 32 MiB at once (25 slow readers), gateway with access log + metrics vs bare node:http pipe proxy', memoryRatios.length
     ? `${spread(memoryRatios)}; gateway ${perStream.gateway.map(v => v.toFixed(0)).join(', ')} MiB, pipe proxy ${perStream.pipe.map(v => v.toFixed(0)).join(', ')} MiB; bytes ${perStream.intact ? 'all match (SHA-256)' : 'MISMATCH'}`
     : 'not measured: the pipe proxy failed', '≤ 1.25×', memoryRatios.length ? median(memoryRatios) <= 1.25 && perStream.intact : undefined)
   const scaleRatios = scaling.two.map((rate, i) => rate / scaling.one[i])
