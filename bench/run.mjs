@@ -184,10 +184,10 @@ function wsLoad(url) {
 
 const median = values => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
-/** VmHWM (peak resident set) of a process, in MiB. */
-function peakMiB(pid) {
+/** A memory figure of a process from /proc (VmHWM: peak resident set; VmRSS: resident now), in MiB. */
+function memoryMiB(pid, field = 'VmHWM') {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024
 }
 
 /** Streams `bytes` up through the gateway; resolves with what the backend counted. */
@@ -260,14 +260,13 @@ async function streamMemory(proxy, port, cookie) {
   const size = 32 * MiB
   await download(port, cookie, MiB)
   await upload(port, cookie, MiB)
-  const status = () => readFileSync(`/proc/${proxy.pid}/status`, 'utf8')
-  const before = Number(/VmRSS:\s+(\d+) kB/.exec(status())?.[1] ?? 0) / 1024
+  const before = memoryMiB(proxy.pid, 'VmRSS')
   const expected = patternSha256(size)
   const [ups, downs] = await Promise.all([
     Promise.all(Array.from({ length: 100 }, () => upload(port, cookie, size))),
     Promise.all(Array.from({ length: 100 }, (_, i) => download(port, cookie, size, i % 4 === 0 ? 1 : 0))),
   ])
-  const peak = Number(/VmHWM:\s+(\d+) kB/.exec(status())?.[1] ?? 0) / 1024
+  const peak = memoryMiB(proxy.pid)
   const intact = [...ups, ...downs].every(result => result.bytes === size && result.sha256 === expected)
   return { growth: peak - before, before, intact }
 }
@@ -477,7 +476,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const streamGateway = await startServer('stream gateway', process.execPath, [gateway], ports.stream, streamEnv, logOf('stream-gateway'))
   const streamCookie = await loginCookie(ports.stream)
   await download(ports.stream, streamCookie, 1024 * 1024)
-  const baseline = peakMiB(streamGateway.pid)
+  const baseline = memoryMiB(streamGateway.pid)
   const GiB = 1024 * 1024 * 1024
   const up = await upload(ports.stream, streamCookie, GiB)
   const down = await download(ports.stream, streamCookie, GiB)
@@ -485,7 +484,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const slow = await download(ports.stream, streamCookie, slowBytes, 1)
   const streaming = {
     baseline,
-    growth: peakMiB(streamGateway.pid) - baseline,
+    growth: memoryMiB(streamGateway.pid) - baseline,
     intact: up.bytes === GiB && up.sha256 === patternSha256(GiB) && down.bytes === GiB && down.sha256 === patternSha256(GiB) && slow.bytes === slowBytes && slow.sha256 === patternSha256(slowBytes),
   }
   await stop(streamGateway)
