@@ -16,9 +16,12 @@ const RESPONSE_DROPPED = new Set(['connection', 'keep-alive', 'te', 'trailer', '
 
 const NO_TOKENS: ReadonlySet<string> = new Set()
 
+/** `Connection: keep-alive`, the usual value: it names only a header that both lists drop anyway. */
+const KEEP_ALIVE_ONLY = /^[\t ]*keep-alive[\t ]*$/i
+
 /** Names listed in a Connection header (they are hop-by-hop too). */
 function connectionTokens(value: string | string[] | undefined): ReadonlySet<string> {
-  if (value === undefined) return NO_TOKENS
+  if (value === undefined || (typeof value === 'string' && KEEP_ALIVE_ONLY.test(value))) return NO_TOKENS
   const text = Array.isArray(value) ? value.join(',') : value ?? ''
   return new Set(text.split(',').map(token => token.trim().toLowerCase()).filter(Boolean))
 }

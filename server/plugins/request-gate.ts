@@ -5,7 +5,7 @@ import { contractRoute, probeOf } from '../core/contract-routes'
 import { acceptedRequestId } from '../core/forwarding'
 import { isApiPath, routerPath } from '../core/route-match'
 import { proxyApiRequest } from '../utils/api-proxy'
-import { refuseCrossOrigin } from '../utils/cross-origin'
+import { crossOriginRefusal } from '../utils/cross-origin'
 import { GatewayError, MESSAGES, sendGatewayError } from '../utils/gateway-error'
 import { answerProbe } from '../utils/probes'
 import { observeRequest } from '../utils/request-observer'
@@ -40,13 +40,20 @@ export default defineNitroPlugin((nitroApp) => {
     const probe = contract || api ? undefined : probeOf(path)
     const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
     event.context.requestId = requestId
-    res.setHeader('x-request-id', requestId)
+    const method = req.method ?? 'GET'
+    const decision = api ? decideApi(path, method.toLowerCase()) : undefined
+    const refusal = crossOriginRefusal(req)
+    // A proxied answer carries the id in the proxy's one writeHead (Node's fast path: a response with no header set
+    // before writeHead takes the object as it is); every other answer gets it here.
+    if (decision !== 'proxy' || refusal) res.setHeader('x-request-id', requestId)
     if (isShuttingDown()) res.setHeader('connection', 'close')
-    observeRequest(req, res, requestId, contract?.group ?? (api ? 'api' : probe ? 'probe' : 'page'))
+    const exchange = observeRequest(req, res, requestId, contract?.group ?? (api ? 'api' : probe ? 'probe' : 'page'))
 
     if (probe) return answerProbe(probe, req, res)
-    if (refuseCrossOrigin(req, res)) return done
-    const method = req.method ?? 'GET'
+    if (refusal) {
+      sendGatewayError(res, refusal)
+      return done
+    }
     if (contract) {
       if (!contract.methods.includes(method)) {
         sendGatewayError(res, new GatewayError(405, MESSAGES.methodNotAllowed, { allow: contract.methods.join(', ') }))
@@ -56,13 +63,12 @@ export default defineNitroPlugin((nitroApp) => {
       if (method === 'HEAD' && !contract.methods.includes('POST')) req.method = 'GET'
       return handler(event)
     }
-    if (!api) return handler(event)
-    const decision = decideApi(path, method.toLowerCase())
-    if (decision === 'route') return handler(event)
+    if (decision === undefined || decision === 'route') return handler(event)
     if (decision === 'refuse') {
       sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
       return done
     }
-    return proxyApiRequest(req, res, requestId)
+    proxyApiRequest(req, res, requestId, exchange)
+    return done
   }
 })

@@ -10,6 +10,7 @@ import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
 import { statusClass, useMetrics } from './metrics'
 import { runProxyRequestHooks } from './proxy-hooks'
+import type { Exchange } from './request-observer'
 import { throttledWarning } from './throttled-warning'
 import { openLiveSession } from './session-cookie'
 
@@ -47,15 +48,16 @@ const warnGatewayCookies = throttledWarning()
 /**
  * Proxies one request under /api to APP_API_PROXY_TARGET, streaming both bodies with backpressure:
  * cookies and any client Authorization are dropped; a live session's token is sent as 'Bearer <token>'.
- * The backend's status, headers and body come back unchanged. Resolves when the answer is finished or the
- * client has gone; never rejects (errors are written as the contract's JSON).
+ * The backend's status, headers and body come back unchanged, with `X-Request-Id: id`. Never throws: errors are
+ * written as the contract's JSON. What is left to do when the answer is finished or the client has gone runs from
+ * the request gate's `exchange` (one 'close' listener a request), or from a 'close' listener of its own without one.
  */
-export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
+export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: string, exchange?: Exchange): void {
   const { config } = useGatewayConfig()
-  if (!config.apiProxyTarget) return fail(res, new GatewayError(500, MESSAGES.proxyTargetMissing))
+  if (!config.apiProxyTarget) return answerError(res, id, new GatewayError(500, MESSAGES.proxyTargetMissing))
   const { origin, basePath, host } = backendTarget(config.apiProxyTarget)
   const path = backendPath(req.url ?? '', basePath)
-  if (path === null) return fail(res, new GatewayError(400, MESSAGES.apiPathInvalid))
+  if (path === null) return answerError(res, id, new GatewayError(400, MESSAGES.apiPathInvalid))
 
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
@@ -66,83 +68,83 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
     runProxyRequestHooks(headers, req)
   }
   catch (error) {
-    return fail(res, toGatewayError(error)) // the app's hook failed: a 500 in the contract's form, logged without a stack
+    return answerError(res, id, toGatewayError(error)) // the app's hook failed: a 500 in the contract's form, logged without a stack
   }
 
   const metrics = useMetrics()
   const started = performance.now()
   let answered = false
+  let controller: Dispatcher.DispatchController | undefined
+  let waitingForDrain = false
   if (metrics) metrics.live.streams++
-  return new Promise<void>((resolve) => {
-    let controller: Dispatcher.DispatchController | undefined
-    let waitingForDrain = false
-    res.once('close', () => {
-      if (!res.writableFinished) controller?.abort(new Error('client closed'))
-      if (metrics) {
-        metrics.live.streams--
-        if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
+  const ended = () => {
+    if (!res.writableFinished) controller?.abort(new Error('client closed'))
+    if (metrics) {
+      metrics.live.streams--
+      if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
+    }
+  }
+  if (exchange) exchange.onEnd = ended
+  else res.on('close', ended)
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart(dispatchController) {
+      controller = dispatchController
+      if (res.destroyed) dispatchController.abort(new Error('client closed'))
+    },
+    onResponseStart(_controller, statusCode, responseHeaders, statusMessage) {
+      // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
+      if (statusCode < 200) return
+      answered = true
+      metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
+      const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
+      if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
+      try {
+        res.writeHead(statusCode, statusMessage || undefined, out)
       }
-      resolve()
-    })
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(dispatchController) {
-        controller = dispatchController
-        if (res.destroyed) dispatchController.abort(new Error('client closed'))
-      },
-      onResponseStart(_controller, statusCode, responseHeaders, statusMessage) {
-        // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
-        if (statusCode < 200) return
-        answered = true
-        metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
-        const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
-        if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
-        try {
-          res.writeHead(statusCode, statusMessage || undefined, out)
-        }
-        catch {
-          res.writeHead(statusCode, out) // a reason phrase Node refuses: keep the standard one
-        }
-      },
-      onResponseData(dispatchController, chunk) {
-        // A slow client: the backend waits (undici stops reading its socket) until the answer drains.
-        if (!res.write(chunk) && !waitingForDrain) {
-          waitingForDrain = true
-          dispatchController.pause()
-          res.once('drain', () => {
-            waitingForDrain = false
-            dispatchController.resume()
-          })
-        }
-      },
-      onResponseEnd() {
-        res.end()
-      },
-      onResponseError(_controller, error) {
-        if (res.headersSent) res.destroy(error)
-        else if (!res.destroyed) sendGatewayError(res, backendFailure(error))
-      },
-    }
-    try {
-      backendAgent.dispatch({
-        origin,
-        path,
-        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-        headers,
-        // Async iterables are a documented dispatch body (Dispatcher.md); undici's type list lags behind.
-        body: hasBody(req) ? requestBody(req) as unknown as Readable : null,
-        headersTimeout: config.apiProxyTimeout,
-        bodyTimeout: config.apiProxyTimeout,
-      }, handler)
-    }
-    catch (error) {
-      sendGatewayError(res, backendFailure(error))
-    }
-  })
+      catch {
+        res.writeHead(statusCode, out) // a reason phrase Node refuses: keep the standard one
+      }
+    },
+    onResponseData(dispatchController, chunk) {
+      // A slow client: the backend waits (undici stops reading its socket) until the answer drains.
+      if (!res.write(chunk) && !waitingForDrain) {
+        waitingForDrain = true
+        dispatchController.pause()
+        res.once('drain', () => {
+          waitingForDrain = false
+          dispatchController.resume()
+        })
+      }
+    },
+    onResponseEnd() {
+      res.end()
+    },
+    onResponseError(_controller, error) {
+      if (res.headersSent) res.destroy(error)
+      else if (!res.destroyed) answerError(res, id, backendFailure(error))
+    },
+  }
+  try {
+    backendAgent.dispatch({
+      origin,
+      path,
+      method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers,
+      // Async iterables are a documented dispatch body (Dispatcher.md); undici's type list lags behind.
+      body: hasBody(req) ? requestBody(req) as unknown as Readable : null,
+      headersTimeout: config.apiProxyTimeout,
+      bodyTimeout: config.apiProxyTimeout,
+    }, handler)
+  }
+  catch (error) {
+    answerError(res, id, backendFailure(error))
+  }
 }
 
-function fail(res: ServerResponse, error: GatewayError): Promise<void> {
+/** An error answer of the proxy, with the request id (the gate leaves the proxy's answers to set it). */
+function answerError(res: ServerResponse, id: string, error: GatewayError): void {
+  if (!res.headersSent) res.setHeader('x-request-id', id)
   sendGatewayError(res, error)
-  return Promise.resolve()
 }
 
 /** 504 when the backend did not answer in time, 502 for every other failure to reach it. */

@@ -1,14 +1,14 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 import { clientInfo } from '../core/forwarding'
 import { isSameOriginRequest } from '../core/origin-check'
 import { useGatewayConfig } from './gateway-config'
-import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
+import { GatewayError, MESSAGES } from './gateway-error'
 
-/** Answers 403 and returns true when an unsafe request comes from another origin (any path: see request-gate). */
-export function refuseCrossOrigin(req: IncomingMessage, res: ServerResponse): boolean {
+/** The 403 to answer when an unsafe request comes from another origin (any path: see request-gate), else undefined. */
+export function crossOriginRefusal(req: IncomingMessage): GatewayError | undefined {
   const method = req.method ?? 'GET'
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return undefined
   const { trustProxy, trustedOrigins } = useGatewayConfig().config
   const site = req.headers['sec-fetch-site']
   const allowed = isSameOriginRequest({
@@ -18,6 +18,5 @@ export function refuseCrossOrigin(req: IncomingMessage, res: ServerResponse): bo
     host: clientInfo(req.headers, '', !!(req.socket as TLSSocket).encrypted, trustProxy).host,
     trustedOrigins,
   })
-  if (!allowed) sendGatewayError(res, new GatewayError(403, MESSAGES.crossOrigin))
-  return !allowed
+  return allowed ? undefined : new GatewayError(403, MESSAGES.crossOrigin)
 }

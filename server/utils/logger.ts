@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import { format } from 'node:util'
 import { pino, type Logger } from 'pino'
 import pretty from 'pino-pretty'
+import { jsonString } from '../core/access-line'
 import type { LoggingConfig } from '../core/config'
 import { batchedStdout } from './log-destination'
 
@@ -27,7 +28,7 @@ export function createLogger(settings: LoggingConfig): Logger {
   if (settings.format === 'pretty') return pino(options, pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' }))
   const destination = batchedStdout()
   const logger = pino(options, destination)
-  jsonWriters.set(logger, (level, members, msg) => destination.write(`{"level":"${level}","time":${Date.now()}${BASE_FIELDS}${members},"msg":${JSON.stringify(msg)}}\n`))
+  jsonWriters.set(logger, (level, members, msg) => destination.write(`{"level":"${level}","time":${Date.now()}${BASE_FIELDS}${members},"msg":${jsonString(msg)}}\n`))
   return logger
 }
 

@@ -74,19 +74,28 @@ export function writeAccessLine(facts: AccessFacts): void {
   else log[level](line, message)
 }
 
+/** A request followed by observeRequest. */
+export interface Exchange {
+  /** Run first when the exchange ends (the proxy's clean-up): one 'close' listener serves the whole request. */
+  onEnd?: () => void
+}
+
 /**
  * Follows one request to its end: counts it for the shutdown, and when it ends (answered, or left by the client)
- * writes the access line and the request metrics. `bytes` is what went out on the socket for this answer, headers
- * included.
+ * runs the exchange's onEnd, then writes the access line and the request metrics. `bytes` is what went out on the
+ * socket for this answer, headers included.
  */
-export function observeRequest(req: IncomingMessage, res: ServerResponse, requestId: string, group: RouteGroup): void {
+export function observeRequest(req: IncomingMessage, res: ServerResponse, requestId: string, group: RouteGroup): Exchange {
   const start = performance.now()
   const method = req.method ?? 'GET'
   const socket = req.socket
   const bytesBefore = socket.bytesWritten
   const address = socket.remoteAddress ?? ''
   const ended = workStarted()
-  res.once('close', () => {
+  const exchange: Exchange = {}
+  // 'close' comes once per response: `on`, not `once` (no wrapper to make and remove on every request).
+  res.on('close', () => {
+    exchange.onEnd?.()
     ended()
     const seconds = (performance.now() - start) / 1000
     const status = res.headersSent ? res.statusCode : 0
@@ -105,4 +114,5 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
       aborted: !res.writableFinished,
     })
   })
+  return exchange
 }

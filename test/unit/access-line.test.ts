@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { accessLineMembers, type AccessLine } from '../../server/core/access-line'
+import { accessLineMembers, jsonString, type AccessLine } from '../../server/core/access-line'
 
 /** The members as the object a JSON parser reads back. */
 const parsed = (members: string) => JSON.parse(`{${members.slice(1)}}`)
@@ -36,5 +36,16 @@ describe('accessLineMembers', () => {
   it('writes a number JSON cannot hold as null, never as NaN or Infinity', () => {
     const members = accessLineMembers({ ...plain, ms: Number.NaN, bytes: Number.POSITIVE_INFINITY })
     expect(parsed(members)).toEqual({ ...plain, ms: null, bytes: null })
+  })
+})
+
+describe('jsonString', () => {
+  it('writes every string exactly as JSON.stringify does', () => {
+    for (let code = 0; code <= 0xFFFF; code++) {
+      const char = String.fromCharCode(code)
+      expect(jsonString(`/api/${char}x`)).toBe(JSON.stringify(`/api/${char}x`))
+    }
+    for (const value of ['', 'GET', '/api/orders?x=1', '"', '\\', '\\"', 'a"b\\c', '\u2028', '\ud83d\ude00', '\udc00', '~ !#$%&\'()*+,-./:;<=>?@[]^_`{|}'])
+      expect(jsonString(value)).toBe(JSON.stringify(value))
   })
 })

@@ -19,5 +19,8 @@ export default defineEventHandler((event) => {
   }
   const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
   res.setHeader('x-request-id', requestId)
-  return proxyApiRequest(req, res, requestId)
+  return new Promise<void>((resolve) => {
+    res.on('close', () => resolve())
+    proxyApiRequest(req, res, requestId)
+  })
 })
