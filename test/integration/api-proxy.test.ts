@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { request as httpRequest } from 'node:http'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDevIam } from '../../dev/iam.mjs'
@@ -30,14 +30,14 @@ async function loginCookie(username = 'admin', password = 'admin123') {
 }
 
 /** A request with the exact raw path (fetch would normalise '..'). */
-function rawRequest(path: string, headers: Record<string, string> = {}): Promise<{ status: number, body: string }> {
+function rawRequest(path: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port: gateway.port, path, headers }, (res) => {
       let body = ''
       res.on('data', (chunk) => {
         body += chunk
       })
-      res.on('end', () => resolve({ status: res.statusCode!, body }))
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }))
     })
     req.on('error', reject)
     req.end()
@@ -129,6 +129,15 @@ describe('/api/** proxy', () => {
     expect(echo.received.length).toBe(before)
   })
 
+  it('puts the request id on the proxy\'s refusals too: cross-origin, a path it cannot send', async () => {
+    const foreign = await fetch(`${gateway.url}/api/orders`, { method: 'POST', body: '{}', headers: { 'origin': 'https://evil.example', 'x-request-id': 'trace-403' } })
+    expect(foreign.status).toBe(403)
+    expect(foreign.headers.get('x-request-id')).toBe('trace-403')
+    const invalid = await rawRequest('/api/a/%2e%2e/%2e%2e/etc', { 'x-request-id': 'trace-400' })
+    expect(invalid.status).toBe(400)
+    expect(invalid.headers['x-request-id']).toBe('trace-400')
+  })
+
   it('lets a route file of the app for a specific /api path win over the proxy', async () => {
     const before = echo.received.length
     const response = await fetch(`${gateway.url}/api/health`)
@@ -138,8 +147,9 @@ describe('/api/** proxy', () => {
 
   it('answers 504 when the backend does not answer within APP_API_PROXY_TIMEOUT', async () => {
     const started = Date.now()
-    const response = await fetch(`${gateway.url}/api/hang`)
+    const response = await fetch(`${gateway.url}/api/hang`, { headers: { 'x-request-id': 'trace-504' } })
     expect(response.status).toBe(504)
+    expect(response.headers.get('x-request-id')).toBe('trace-504')
     expect(await response.json()).toMatchObject({ statusCode: 504, statusMessage: 'Máy chủ API không phản hồi.' })
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_400)
   })
@@ -180,6 +190,7 @@ describe('/api/** proxy failures', () => {
     try {
       const response = await fetch(`${closed.url}/api/orders`, { method: 'POST', body: '{}' })
       expect(response.status).toBe(502)
+      expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
       expect(await response.json()).toMatchObject({ statusCode: 502, statusMessage: 'Không kết nối được máy chủ API.' })
     }
     finally {
