@@ -3,8 +3,9 @@
  * `npm run bench`: every figure the performance issues name, each printed with its target and whether it holds.
  * - Throughput of /api/** (tiny GET with the 3.5 KB session cookie, wrk -c32) through the gateway as shipped (access
  *   log, metrics listener, Redis revocation), the same gateway bare and with only access log + metrics, nginx,
- *   @fastify/http-proxy and h3 `proxyRequest`: medians of interleaved rounds with their min–max, and head-to-head
- *   ratios (both paths loaded at once, their servers sharing one core: the machine's mood hits both alike).
+ *   @fastify/http-proxy, h3 `proxyRequest` and the floor of the gateway's base (node:http + undici dispatch, nothing
+ *   else: bench/floor-proxy.mjs): medians of interleaved rounds with their min–max, and head-to-head ratios (both
+ *   paths loaded at once, their servers sharing one core: the machine's mood hits both alike).
  * - WebSocket echoes, GET /auth/session, login overhead, seal/unseal.
  * - Memory: 1 GiB up/down through one gateway; 100 uploads + 100 downloads of 32 MiB at once (a quarter of the readers
  *   slow) through the gateway and through a bare node:http pipe proxy, fresh processes, every byte checked.
@@ -327,7 +328,7 @@ async function main() {
 
   const crypto = await cryptoFigures() // first, on a quiet process
 
-  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, shipped: 4109, observed: 4110, metrics: 4111, wsGateway: 4112, wsEcho: 4113, shippedMetrics: 4114, pipe: 4115, second: 4116 }
+  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, shipped: 4109, observed: 4110, metrics: 4111, wsGateway: 4112, wsEcho: 4113, shippedMetrics: 4114, pipe: 4115, second: 4116, floor: 4117 }
   /** Peers and set-ups that did not start: reported in the table as failed, with the reason. */
   const failed = new Map()
   const attempt = async (name, start) => {
@@ -348,6 +349,7 @@ async function main() {
   const OBSERVED = 'gateway /api/** (access log + metrics on)'
   const SHIPPED = 'gateway /api/** as shipped (access log + metrics + Redis revocation, 10,000 held)'
   const SESSION = 'gateway GET /auth/session (mock)'
+  const FLOOR = 'floor: node:http + undici dispatch, nothing else'
 
   // Throughput runs proxy to the cheapest backend there is (nginx answering a constant, on the load generator's CPU),
   // so that the proxy's own cost decides; without nginx, the Node backend (said in the table). Streaming always uses
@@ -393,6 +395,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   if (hasRedis) await attempt(SHIPPED, () => startServer(SHIPPED, process.execPath, [gateway], ports.shipped, { ...observedEnv, PORT: String(ports.shipped), APP_METRICS_PORT: String(ports.shippedMetrics), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` }, logOf('shipped-gateway')))
   await startServer(SESSION, process.execPath, [gateway], ports.mock, { ...gatewayEnv, PORT: String(ports.mock), APP_AUTH_MOCK: 'true' }, logOf('mock-gateway'))
   await attempt(FASTIFY, () => startServer(FASTIFY, process.execPath, ['bench/fastify-proxy.mjs', String(ports.fastify), tinyBackend], ports.fastify))
+  await attempt(FLOOR, () => startServer(FLOOR, process.execPath, ['bench/floor-proxy.mjs', String(ports.floor), tinyBackend], ports.floor))
   await attempt(H3, () => startServer(H3, process.execPath, ['bench/h3-proxy-app/.output/server/index.mjs'], ports.h3, { HOST: '127.0.0.1', PORT: String(ports.h3), APP_TARGET: tinyBackend }))
   if (hasNginx) {
     // The same request as every other proxy (the cookie passes through), keep-alive to the same backend, one worker
@@ -417,6 +420,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const all = [
     [NGINX, `http://127.0.0.1:${ports.nginx}/api/ping`, { cookie }],
     [FASTIFY, `http://127.0.0.1:${ports.fastify}/api/ping`, { cookie }],
+    [FLOOR, `http://127.0.0.1:${ports.floor}/api/ping`, { cookie }],
     [H3, `http://127.0.0.1:${ports.h3}/api/ping`, { cookie }],
     [NUXT_ROUTE, `http://127.0.0.1:${ports.gateway}/api/health`, {}],
     [BARE, `http://127.0.0.1:${ports.gateway}/api/ping`, { cookie }],
@@ -435,7 +439,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   // Head to head: the two comparisons the targets hinge on, each path loaded at once with the other.
   const pair = (a, b) => (runs.has(a) && runs.has(b) ? [all.find(([name]) => name === a), all.find(([name]) => name === b)] : undefined)
   const duels = {}
-  for (const [key, a, b] of [['observed', BARE, OBSERVED], ['shipped', FASTIFY, SHIPPED]]) {
+  for (const [key, a, b] of [['observed', BARE, OBSERVED], ['shipped', FASTIFY, SHIPPED], ['floor', FASTIFY, FLOOR]]) {
     const both = pair(a, b)
     if (both) duels[key] = await headToHead(both[0], both[1], Math.max(4, ROUNDS + (ROUNDS % 2)))
   }
@@ -552,6 +556,12 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   check('proxy as shipped vs @fastify/http-proxy (req/s; p99)', shippedVsFastify && shippedDuel
     ? `head to head ${spread(shippedDuel.ratios)}, p99 ${shippedDuel.p99.b.toFixed(2)} vs ${shippedDuel.p99.a.toFixed(2)} ms; standalone rounds ${spread(shippedVsFastify)}, p99 ${shipped.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms`
     : missing(SHIPPED, FASTIFY), '≥ 1.5×, p99 no worse', shippedDuel && median(shippedDuel.ratios) >= 1.5 && shippedDuel.p99.b <= shippedDuel.p99.a)
+  // The floor: what node:http and undici alone serve, the most any proxy on this base (the gateway's, and fastify's)
+  // can reach; the gateway's share of it is the figure that names what its own work costs.
+  const floorDuel = duels.floor
+  check('floor (node:http + undici dispatch, nothing else) vs @fastify/http-proxy; gateway as shipped against the floor', floorDuel
+    ? `head to head ${spread(floorDuel.ratios)}; the gateway as shipped serves ${shippedDuel ? (median(shippedDuel.ratios) / median(floorDuel.ratios)).toFixed(2) : '—'} of the floor`
+    : missing(FLOOR, FASTIFY), 'shown (the ceiling of the 1.5× target)', floorDuel ? true : undefined)
   const bareVsFastify = roundRatios(BARE, FASTIFY)
   check('proxy bare vs @fastify/http-proxy', bareVsFastify ? `${spread(bareVsFastify)}; p99 ${bare.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms` : missing(FASTIFY), '≥ 1.0×, p99 no worse', bareVsFastify && median(bareVsFastify) >= 1 && bare.p99 <= fastify.p99)
   const observedVsBare = roundRatios(OBSERVED, BARE)
