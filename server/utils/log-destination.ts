@@ -17,13 +17,18 @@ const BATCH_BYTES = 64 * 1024
  * write, and every write is a hand-over to libuv's thread pool); a few writes a second cost next to nothing.
  *
  * Each line is encoded into the current batch's bytes as it comes, so no line's string outlives its request: kept
- * as strings until the flush, the lines of 50 ms survived the young generation's collections, which copied and then
- * promoted them (in the profile of a proxied request, the destination's join and encoding cost more than the line).
+ * as strings until the flush, the lines of 50 ms lived through young-generation collections, which copy every
+ * survivor (in the profile of a proxied request, the join and encoding at the flush cost more than the line itself).
  * Lines still waiting are written synchronously when the process exits; a closed stdout (EPIPE) stops the logging,
  * never the process.
  */
 export function batchedStdout(): LineDestination {
-  const boom = new SonicBoom({ fd: 1, sync: false, contentMode: 'buffer' })
+  return batchedLines(1)
+}
+
+/** batchedStdout's writer, for any file descriptor (tests write to a file). */
+export function batchedLines(fd: number): LineDestination {
+  const boom = new SonicBoom({ fd, sync: false, contentMode: 'buffer' })
   // In 'buffer' mode sonic-boom writes Buffers (its README); its type still names only strings.
   const writeBytes = (bytes: Buffer) => boom.write(bytes as unknown as string)
   let batch = Buffer.allocUnsafeSlow(BATCH_BYTES)
@@ -53,11 +58,12 @@ export function batchedStdout(): LineDestination {
   })
   return {
     write(line) {
+      if (broken) return
       // UTF-8 takes at most 3 bytes per UTF-16 unit: a line that might not fit starts a new batch.
       if (used + line.length * 3 > BATCH_BYTES) {
         flush()
         if (line.length * 3 > BATCH_BYTES) {
-          if (!broken) writeBytes(Buffer.from(line))
+          writeBytes(Buffer.from(line))
           return
         }
       }
