@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { defineEventHandler } from 'h3'
 import { acceptedRequestId } from '../../core/forwarding'
-import { decideApiRequest, routerPath } from '../../core/route-match'
+import { routerPath } from '../../core/route-match'
 import { proxyApiRequest } from '../../utils/api-proxy'
 import { GatewayError, MESSAGES, sendGatewayError } from '../../utils/gateway-error'
-import { useRouteDecider } from '../../utils/route-decider'
+import { useApiDecider } from '../../utils/route-decider'
 
 /**
  * Any method on /api/**: the streaming proxy to APP_API_PROXY_TARGET. A more specific route of the app wins.
@@ -14,7 +14,7 @@ import { useRouteDecider } from '../../utils/route-decider'
 export default defineEventHandler((event) => {
   const { req, res } = event.node
   const path = routerPath(req.url ?? '/')
-  if (decideApiRequest(useRouteDecider(), path, (req.method ?? 'GET').toLowerCase()) === 'refuse') {
+  if (useApiDecider()(path, (req.method ?? 'GET').toLowerCase()) === 'refuse') {
     return sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
   }
   const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
