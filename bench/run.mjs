@@ -328,7 +328,7 @@ async function main() {
 
   const crypto = await cryptoFigures() // first, on a quiet process
 
-  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, shipped: 4109, observed: 4110, metrics: 4111, wsGateway: 4112, wsEcho: 4113, shippedMetrics: 4114, pipe: 4115, second: 4116, floor: 4117 }
+  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, shipped: 4109, observed: 4110, metrics: 4111, wsGateway: 4112, wsEcho: 4113, shippedMetrics: 4114, pipe: 4115, second: 4116, floor: 4117, freshShipped: 4118, freshShippedMetrics: 4119, freshFastify: 4120 }
   /** Peers and set-ups that did not start: reported in the table as failed, with the reason. */
   const failed = new Map()
   const attempt = async (name, start) => {
@@ -445,6 +445,24 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     if (both) duels[key] = await headToHead(both[0], both[1], Math.max(4, ROUNDS + (ROUNDS % 2)))
   }
   log('head-to-head rounds done')
+  // The same duel on two new processes, loaded together from their start and never left idle. A Node process that
+  // sits idle between rounds gets full collections from V8's memory reducer, and after them some of Node's own hot
+  // paths can run much slower (process.nextTick through the V8 runtime: see RESULTS, 15:40 UTC); which of the two
+  // processes above went through that is chance. Shown beside the verdict, which stays on the duel above.
+  let freshDuel
+  if (runs.has(SHIPPED) && runs.has(FASTIFY)) {
+    const freshShipped = await attempt(`${SHIPPED}, new process`, () => startServer(`${SHIPPED}, new process`, process.execPath, [gateway], ports.freshShipped, { ...observedEnv, PORT: String(ports.freshShipped), APP_METRICS_PORT: String(ports.freshShippedMetrics), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` }, logOf('fresh-shipped-gateway')))
+    const freshFastify = await attempt(`${FASTIFY}, new process`, () => startServer(`${FASTIFY}, new process`, process.execPath, ['bench/fastify-proxy.mjs', String(ports.freshFastify), tinyBackend], ports.freshFastify))
+    if (freshShipped && freshFastify) {
+      const fastifyTarget = [FASTIFY, `http://127.0.0.1:${ports.freshFastify}/api/ping`, { cookie }]
+      const shippedTarget = [SHIPPED, `http://127.0.0.1:${ports.freshShipped}/api/ping`, { cookie }]
+      // Warm-up together (a fresh process needs ~15 s of load), then the rounds right after.
+      for (let i = 0; i < 4; i++) await Promise.all([load(fastifyTarget[1], { cookie }), load(shippedTarget[1], { cookie })])
+      freshDuel = await headToHead(fastifyTarget, shippedTarget, Math.max(4, ROUNDS + (ROUNDS % 2)))
+    }
+    await Promise.all([freshShipped, freshFastify].filter(Boolean).map(stop))
+    log('fresh-pair duel done')
+  }
   // WebSocket echoes, interleaved the same way.
   const wsTargets = [['direct', `ws://127.0.0.1:${ports.wsEcho}/live`], ['gateway', `ws://127.0.0.1:${ports.wsGateway}/api/live`]]
   const wsRates = { direct: [], gateway: [] }
@@ -557,6 +575,9 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   check('proxy as shipped vs @fastify/http-proxy (req/s; p99)', shippedVsFastify && shippedDuel
     ? `head to head ${spread(shippedDuel.ratios)}, p99 ${shippedDuel.p99.b.toFixed(2)} vs ${shippedDuel.p99.a.toFixed(2)} ms; standalone rounds ${spread(shippedVsFastify)}, p99 ${shipped.p99.toFixed(2)} vs ${fastify.p99.toFixed(2)} ms`
     : missing(SHIPPED, FASTIFY), '≥ 1.5×, p99 no worse', shippedDuel && median(shippedDuel.ratios) >= 1.5 && shippedDuel.p99.b <= shippedDuel.p99.a)
+  check('the same, two new processes loaded together from their start (never idle)', freshDuel
+    ? `head to head ${spread(freshDuel.ratios)}, p99 ${freshDuel.p99.b.toFixed(2)} vs ${freshDuel.p99.a.toFixed(2)} ms`
+    : `not measured: ${failed.get(`${SHIPPED}, new process`) ?? failed.get(`${FASTIFY}, new process`) ?? 'the duel above was not run'}`, 'shown (the verdict is the row above)', freshDuel ? true : undefined)
   // The floor: what node:http and undici alone serve, the most any proxy on this base (the gateway's, and fastify's)
   // can reach; the gateway's share of it is the figure that names what its own work costs.
   const floorDuel = duels.floor
