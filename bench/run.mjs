@@ -390,9 +390,11 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const gatewayEnv = { HOST: '127.0.0.1', APP_SESSION_SECRET: SECRET, APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: tinyBackend, APP_ACCESS_LOG: 'false' }
   const observedEnv = { ...gatewayEnv, APP_ACCESS_LOG: 'true', APP_METRICS_HOST: '127.0.0.1' }
   const logOf = name => `${tmp}${name}.log`
+  /** The gateway as shipped: access log, metrics listener and Redis revocations on. */
+  const shippedEnv = (port, metricsPort) => ({ ...observedEnv, PORT: String(port), APP_METRICS_PORT: String(metricsPort), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` })
   await startServer(BARE, process.execPath, [gateway], ports.gateway, { ...gatewayEnv, PORT: String(ports.gateway) }, logOf('bare-gateway'))
   await startServer(OBSERVED, process.execPath, [gateway], ports.observed, { ...observedEnv, PORT: String(ports.observed), APP_METRICS_PORT: String(ports.metrics) }, logOf('observed-gateway'))
-  if (hasRedis) await attempt(SHIPPED, () => startServer(SHIPPED, process.execPath, [gateway], ports.shipped, { ...observedEnv, PORT: String(ports.shipped), APP_METRICS_PORT: String(ports.shippedMetrics), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` }, logOf('shipped-gateway')))
+  if (hasRedis) await attempt(SHIPPED, () => startServer(SHIPPED, process.execPath, [gateway], ports.shipped, shippedEnv(ports.shipped, ports.shippedMetrics), logOf('shipped-gateway')))
   await startServer(SESSION, process.execPath, [gateway], ports.mock, { ...gatewayEnv, PORT: String(ports.mock), APP_AUTH_MOCK: 'true' }, logOf('mock-gateway'))
   await attempt(FASTIFY, () => startServer(FASTIFY, process.execPath, ['bench/fastify-proxy.mjs', String(ports.fastify), tinyBackend], ports.fastify))
   await attempt(FLOOR, () => startServer(FLOOR, process.execPath, ['bench/floor-proxy.mjs', String(ports.floor), tinyBackend], ports.floor))
@@ -439,10 +441,11 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   // Head to head: every ratio a check names, each path loaded at once with the other.
   const pair = (a, b) => (runs.has(a) && runs.has(b) ? [all.find(([name]) => name === a), all.find(([name]) => name === b)] : undefined)
   const duels = {}
+  const duelRounds = Math.max(4, ROUNDS + (ROUNDS % 2)) // even: each path goes first as often as the other
   const paired = [['observed', BARE, OBSERVED], ['shipped', FASTIFY, SHIPPED], ['bare', FASTIFY, BARE], ['floor', FASTIFY, FLOOR], ['revocation', OBSERVED, SHIPPED], ['h3', H3, BARE], ['session', NUXT_ROUTE, SESSION]]
   for (const [key, a, b] of paired) {
     const both = pair(a, b)
-    if (both) duels[key] = await headToHead(both[0], both[1], Math.max(4, ROUNDS + (ROUNDS % 2)))
+    if (both) duels[key] = await headToHead(both[0], both[1], duelRounds)
   }
   log('head-to-head rounds done')
   // The same duel on two new processes, loaded together from their start and never left idle. A Node process that
@@ -451,14 +454,14 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   // processes above went through that is chance. Shown beside the verdict, which stays on the duel above.
   let freshDuel
   if (runs.has(SHIPPED) && runs.has(FASTIFY)) {
-    const freshShipped = await attempt(`${SHIPPED}, new process`, () => startServer(`${SHIPPED}, new process`, process.execPath, [gateway], ports.freshShipped, { ...observedEnv, PORT: String(ports.freshShipped), APP_METRICS_PORT: String(ports.freshShippedMetrics), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` }, logOf('fresh-shipped-gateway')))
+    const freshShipped = await attempt(`${SHIPPED}, new process`, () => startServer(`${SHIPPED}, new process`, process.execPath, [gateway], ports.freshShipped, shippedEnv(ports.freshShipped, ports.freshShippedMetrics), logOf('fresh-shipped-gateway')))
     const freshFastify = await attempt(`${FASTIFY}, new process`, () => startServer(`${FASTIFY}, new process`, process.execPath, ['bench/fastify-proxy.mjs', String(ports.freshFastify), tinyBackend], ports.freshFastify))
     if (freshShipped && freshFastify) {
       const fastifyTarget = [FASTIFY, `http://127.0.0.1:${ports.freshFastify}/api/ping`, { cookie }]
       const shippedTarget = [SHIPPED, `http://127.0.0.1:${ports.freshShipped}/api/ping`, { cookie }]
       // Warm-up together (a fresh process needs ~15 s of load), then the rounds right after.
-      for (let i = 0; i < 4; i++) await Promise.all([load(fastifyTarget[1], { cookie }), load(shippedTarget[1], { cookie })])
-      freshDuel = await headToHead(fastifyTarget, shippedTarget, Math.max(4, ROUNDS + (ROUNDS % 2)))
+      for (let i = 0; i < 4; i++) await Promise.all([fastifyTarget, shippedTarget].map(([, url, headers]) => load(url, headers)))
+      freshDuel = await headToHead(fastifyTarget, shippedTarget, duelRounds)
     }
     await Promise.all([freshShipped, freshFastify].filter(Boolean).map(stop))
     log('fresh-pair duel done')
