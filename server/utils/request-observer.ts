@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TLSSocket } from 'node:tls'
-import { accessLineMembers, type AccessLine } from '../core/access-line'
+import type { AccessLine } from '../core/access-line'
 import { clientInfo } from '../core/forwarding'
 import { useGatewayConfig } from './gateway-config'
-import { jsonLineWriter, useLogger } from './logger'
+import { accessLineWriter, useLogger } from './logger'
 import { useMetrics, type RouteGroup } from './metrics'
 import { workStarted } from './shutdown'
 
@@ -68,10 +68,9 @@ export function writeAccessLine(facts: AccessFacts): void {
     line.tunnel = true
     line.bytesIn = facts.tunnelBytesIn
   }
-  const message = `${facts.method} ${path} ${facts.status}`
-  const writeLine = jsonLineWriter(log)
-  if (writeLine) writeLine(level, accessLineMembers(line), message)
-  else log[level](line, message)
+  const writeLine = accessLineWriter(log)
+  if (writeLine) writeLine(level, line)
+  else log[level](line, `${facts.method} ${path} ${facts.status}`)
 }
 
 /** A request followed by observeRequest. */

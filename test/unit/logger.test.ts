@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest'
+import type { AccessLine } from '../../server/core/access-line'
+import { accessLineWriter, createLogger } from '../../server/utils/logger'
+
+/** A JSON logger writing into an array, with its access-line writer. */
+function recordingLogger(level: 'info' | 'debug' = 'info') {
+  const lines: string[] = []
+  const log = createLogger({ level, format: 'json', access: true }, { write: line => lines.push(line) })
+  return { log, lines, writeAccess: accessLineWriter(log)! }
+}
+
+const line: AccessLine = { type: 'access', method: 'GET', path: '/api/orders', status: 200, ms: 1.25, bytes: 312, requestId: 'req-1', client: '127.0.0.1', group: 'api' }
+
+describe('access lines of a JSON logger', () => {
+  it('are written as pino writes the same entry, with the time they were handed over', async () => {
+    const { log, lines, writeAccess } = recordingLogger()
+    const before = Date.now()
+    writeAccess('info', line)
+    log.info(line, 'GET /api/orders 200')
+    expect(lines).toHaveLength(2)
+    const [ours, pinos] = lines.map(text => JSON.parse(text) as Record<string, unknown>)
+    expect(Object.keys(ours!)).toEqual(Object.keys(pinos!))
+    expect({ ...ours, time: 0 }).toEqual({ ...pinos, time: 0 })
+    expect(ours!.time).toBeGreaterThanOrEqual(before)
+    expect(lines[0]!.endsWith('}\n')).toBe(true)
+  })
+
+  it('wait to be formatted together, but never behind a later line of the same logger', () => {
+    const { log, lines, writeAccess } = recordingLogger()
+    writeAccess('info', { ...line, requestId: 'first' })
+    writeAccess('info', { ...line, requestId: 'second' })
+    expect(lines).toEqual([])
+    log.warn('after both')
+    expect(lines.map(text => (JSON.parse(text) as { requestId?: string, msg: string }).requestId ?? 'warning')).toEqual(['first', 'second', 'warning'])
+  })
+
+  it('are written within 50 ms when nothing else comes, and at once when 256 are waiting', async () => {
+    const { lines, writeAccess } = recordingLogger()
+    writeAccess('info', line)
+    await expect.poll(() => lines.length, { timeout: 1_000, interval: 10 }).toBe(1)
+    lines.length = 0
+    for (let index = 0; index < 255; index++) writeAccess('info', line)
+    expect(lines).toHaveLength(0)
+    writeAccess('info', line)
+    expect(lines).toHaveLength(256)
+  })
+
+  it('keep their level (probes at debug), and escape what a request put in the path', () => {
+    const { log, lines, writeAccess } = recordingLogger('debug')
+    writeAccess('debug', { ...line, path: '/healthz', group: 'probe' })
+    writeAccess('info', { ...line, path: '/api/"quoted"\n\u001B[31m' })
+    log.info('drain')
+    const [probe, hostile] = lines.map(text => JSON.parse(text) as Record<string, unknown>)
+    expect(probe).toMatchObject({ level: 'debug', path: '/healthz', group: 'probe', msg: 'GET /healthz 200' })
+    expect(hostile).toMatchObject({ path: '/api/"quoted"\n\u001B[31m', msg: 'GET /api/"quoted"\n\u001B[31m 200' })
+    expect(lines[1]!.split('\n')).toHaveLength(2)
+  })
+})
