@@ -25,6 +25,8 @@ export interface RouteEntry {
 export function routerPath(rawUrl: string): string {
   const queryAt = rawUrl.indexOf('?')
   const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt)
+  // Without a '%' decoding changes nothing (the usual case: no regular expression, no decodeURIComponent).
+  if (!path.includes('%')) return path
   // h3 protects a literal '%25' from being decoded twice; a '?' that decoding produces ends the path for the router.
   const decoded = path.includes('%25') ? decodePath(path.replace(/%25/g, '%2525')) : decodePath(path)
   const cut = decoded.indexOf('?')

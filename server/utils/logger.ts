@@ -70,11 +70,14 @@ function waitingAccessLines(destination: LineDestination): { add: AccessLineWrit
     if (!waiting.length) return
     const entries = waiting
     waiting = []
+    // One text for the destination (one encoding, one write for a full batch), alive only in this function.
+    let text = ''
     for (let index = 0; index < entries.length; index += 3) {
       const line = entries[index + 2] as AccessLine
       const msg = jsonString(`${line.method} ${line.path} ${line.status}`)
-      destination.write(`{"level":"${entries[index]}","time":${entries[index + 1]}${BASE_FIELDS}${accessLineMembers(line)},"msg":${msg}}\n`)
+      text += `{"level":"${entries[index]}","time":${entries[index + 1]}${BASE_FIELDS}${accessLineMembers(line)},"msg":${msg}}\n`
     }
+    destination.write(text)
   }
   // Before the destination's own exit handler, which writes its last batch synchronously.
   process.prependListener('exit', drain)

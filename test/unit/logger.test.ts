@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest'
 import type { AccessLine } from '../../server/core/access-line'
 import { accessLineWriter, createLogger } from '../../server/utils/logger'
 
-/** A JSON logger writing into an array, with its access-line writer. */
+/** A JSON logger writing into an array of lines (a write may hold several), with its access-line writer. */
 function recordingLogger(level: 'info' | 'debug' = 'info') {
   const lines: string[] = []
-  const log = createLogger({ level, format: 'json', access: true }, { write: line => lines.push(line) })
+  const log = createLogger({ level, format: 'json', access: true }, { write: text => lines.push(...text.split(/(?<=\n)/)) })
   return { log, lines, writeAccess: accessLineWriter(log)! }
 }
 
@@ -53,6 +53,7 @@ describe('access lines of a JSON logger', () => {
     const [probe, hostile] = lines.map(text => JSON.parse(text) as Record<string, unknown>)
     expect(probe).toMatchObject({ level: 'debug', path: '/healthz', group: 'probe', msg: 'GET /healthz 200' })
     expect(hostile).toMatchObject({ path: '/api/"quoted"\n\u001B[31m', msg: 'GET /api/"quoted"\n\u001B[31m 200' })
-    expect(lines[1]!.split('\n')).toHaveLength(2)
+    expect(lines[1]!.endsWith('}\n')).toBe(true)
+    expect(lines).toHaveLength(3)
   })
 })
