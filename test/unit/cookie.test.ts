@@ -21,7 +21,8 @@ describe('reading the Cookie header', () => {
     undefined, '', 'svc_session', 'svc_session=a', 'svc_session=', ' svc_session=a ', 'svc_session=a ;x=1', 'x=1;svc_session=a',
     'x=1;  \tsvc_session=a\t; y=2', 'x=1; \u00a0svc_session=a\u00a0', 'xsvc_session=a', 'x=svc_session=a', 'x=1 svc_session=a',
     'svc_session_x=1', 'svc_session=a=b', 'svc_session=a; svc_session=b', 'svc_session=a; xsvc_session=b', 'xsvc_session=b; svc_session=a',
-    'x=svc_session=; svc_session=a', 'svc_session=svc_session=a', ';;svc_session=a;;', `svc_session=v1.${'A'.repeat(3500)}.tag; theme=dark`,
+    'x=svc_session=; svc_session=a', 'svc_session=svc_session=a', ';;svc_session=a;;', 'svc_session=a svc_session=b',
+    'svc_session=a; x=svc_session=b', 'svc_session=a;svc_session=a', `svc_session=v1.${'A'.repeat(3500)}.tag; theme=dark`,
   ])('%j: the lone svc_session value, read in place, is the one cookieValues finds', (header) => {
     const values = cookieValues(header, 'svc_session')
     expect(readSingleCookie(header, 'svc_session')).toBe(values.length === 1 ? values[0] : undefined)
