@@ -8,7 +8,7 @@ import { isApiPath, routerPath, type ApiDecision } from '../core/route-match'
 import { serveAheadOfNitro } from '../utils/ahead-of-nitro'
 import { proxyApiRequest } from '../utils/api-proxy'
 import { crossOriginRefusal } from '../utils/cross-origin'
-import { GatewayError, MESSAGES, sendGatewayError } from '../utils/gateway-error'
+import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../utils/gateway-error'
 import type { RouteGroup } from '../utils/metrics'
 import { answerProbe } from '../utils/probes'
 import { observeRequest } from '../utils/request-observer'
@@ -85,8 +85,14 @@ export default defineNitroPlugin((nitroApp) => {
       (req as ViewedRequest)[VIEW] = view
       return false
     }
-    const { requestId, exchange } = begin(req, res, view, 'api')
-    proxyApiRequest(req, res, requestId, exchange)
+    try {
+      const { requestId, exchange } = begin(req, res, view, 'api')
+      proxyApiRequest(req, res, requestId, exchange)
+    }
+    catch (error) {
+      // Out here nothing catches for us (a throw would end the process): the 500 h3 would have answered, logged.
+      sendGatewayError(res, toGatewayError(error))
+    }
     return true
   }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 
-/** Serves a request and says so (true), or leaves it to Nitro (false) without having touched it. */
+/** Serves a request and says so (true), or leaves it to Nitro (false) without having answered it. Never throws. */
 export type AheadOfNitro = (req: IncomingMessage, res: ServerResponse) => boolean
 
 const taken = new WeakSet<Server>()
@@ -8,7 +8,7 @@ const taken = new WeakSet<Server>()
 /**
  * Puts `serve` in front of Nitro's own 'request' listener on a Node server (Nitro creates the server after the
  * plugins, so this runs from the server's first request): what `serve` answers skips h3's event, its async handler
- * and its promise (2–4% of a proxied request, head to head), and everything else reaches Nitro as before. A server
+ * and its promise (1.5–4% of a proxied request, head to head), and everything else reaches Nitro as before. A server
  * with any other 'request' listener (an app's own) is left as it is. Once per server.
  */
 export function serveAheadOfNitro(server: Server | undefined, serve: AheadOfNitro): void {

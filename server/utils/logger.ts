@@ -56,8 +56,8 @@ export type AccessLineWriter = (level: 'debug' | 'info', line: AccessLine) => vo
  * Access lines formatted in batches: each request hands over its line's fields with the time, and the lines of up to
  * 50 ms (or 256 lines) are formatted and written together, in pino's frame (level, time, pid, hostname, ..., msg)
  * without pino's generic serializer. Formatted one by one as each request ended, the line cost the proxy 7–10% of
- * its throughput head to head; formatted together, the same code runs hot, and the proxy serves ~5% more
- * (bench/RESULTS.md, 2026-11-22 18:50 UTC). The process's exit lets the waiting lines out before the destination's
+ * its throughput head to head; formatted together, the same code runs hot, and the proxy serves 2–5% more
+ * (bench/RESULTS.md, 2026-11-22 18:30 UTC). The process's exit lets the waiting lines out before the destination's
  * last write.
  */
 function waitingAccessLines(destination: LineDestination): { add: AccessLineWriter, drain: () => void } {

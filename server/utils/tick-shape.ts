@@ -9,7 +9,7 @@ let kept: object | undefined
  * dozen times for every proxied request. When a process idles, V8's memory reducer runs full collections while no such
  * entry is alive, and after two of them the entry's hidden class and its transitions are dropped. From then on the
  * literal's optimized code adds each key through the V8 runtime (`Runtime_DefineKeyedOwnPropertyInLiteral`), and the
- * process serves ~15% fewer requests for the rest of its life (bench/RESULTS.md, 2026-11-22 17:50 UTC). A live entry
+ * process serves ~13% fewer requests for the rest of its life (bench/RESULTS.md, 2026-11-22 18:30 UTC). A live entry
  * keeps the class, so the literal keeps its fast path.
  *
  * The entry is the running async resource inside a tick's callback. Asking for it makes Node pass the resource of
