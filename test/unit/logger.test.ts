@@ -12,7 +12,7 @@ function recordingLogger(level: 'info' | 'debug' = 'info') {
 const line: AccessLine = { type: 'access', method: 'GET', path: '/api/orders', status: 200, ms: 1.25, bytes: 312, requestId: 'req-1', client: '127.0.0.1', group: 'api' }
 
 describe('access lines of a JSON logger', () => {
-  it('are written as pino writes the same entry, with the time they were handed over', async () => {
+  it('are written as pino writes the same entry, with the time they were handed over', () => {
     const { log, lines, writeAccess } = recordingLogger()
     const before = Date.now()
     writeAccess('info', line)
