@@ -43,6 +43,8 @@ declare module 'vue' {
         clientId: '',
         /** Seconds a successful GET /auth/clients answer is kept per process; 0 turns the cache off. @default 60 */
         clientsCacheSeconds: 60,
+        /** Seconds each IAM call may take before 504. @default 10 */
+        timeout: 10,
         endpoints: {
           /** @default '/auth/auth/login-v1' */
           login: '/auth/auth/login-v1',
@@ -91,6 +93,8 @@ declare module 'vue' {
       apiProxyTarget: '',
       /** ms without a backend answer before 504. @default 60000 */
       apiProxyTimeout: 60000,
+      /** Seconds the body of POST /auth/login or /auth/otp/send may take after its headers before 408. @default 10 */
+      authBodyTimeout: 10,
       /** Comma-separated origins allowed to send unsafe cross-origin requests. @default '' */
       trustedOrigins: '',
       /** Number of reverse proxies in front (true = 1). @default false */

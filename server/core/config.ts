@@ -33,6 +33,8 @@ export interface GatewayConfig {
   clientId: string
   /** Seconds a successful applications list is kept; 0: not kept. */
   clientsCacheSeconds: number
+  /** Seconds each IAM call may take (the contract's 10). */
+  iamTimeoutSeconds: number
   endpoints: { login: string, userInfo: string, clients: string, otpSend: string, logout: string }
   mapping: IamMapping
   authenMethod: { authenticator: string, messenger: string }
@@ -41,6 +43,8 @@ export interface GatewayConfig {
   /** Backend address without a trailing '/'; '' when not configured. */
   apiProxyTarget: string
   apiProxyTimeout: number
+  /** Seconds the body of POST /auth/login or /auth/otp/send may take to arrive after its headers. */
+  authBodyTimeoutSeconds: number
   trustedOrigins: string[]
   /** Number of reverse proxies in front of the gateway. */
   trustProxy: number
@@ -75,6 +79,7 @@ export interface RawGatewayConfig {
   session?: Record<string, unknown>
   apiProxyTarget?: unknown
   apiProxyTimeout?: unknown
+  authBodyTimeout?: unknown
   trustedOrigins?: unknown
   trustProxy?: unknown
   rateLimit?: Record<string, unknown>
@@ -234,6 +239,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     baseURL: toBaseUrl(auth.baseURL, 'APP_AUTH_BASE_URL'),
     clientId: toText(auth.clientId),
     clientsCacheSeconds: toInt(auth.clientsCacheSeconds, 60, 'APP_AUTH_CLIENTS_CACHE_SECONDS'),
+    iamTimeoutSeconds: toInt(auth.timeout, 10, 'APP_AUTH_TIMEOUT', 1),
     endpoints: {
       login: toEndpoint(endpoints.login, '/auth/auth/login-v1'),
       userInfo: toEndpoint(endpoints.userInfo, '/iam/user/userInfo'),
@@ -266,6 +272,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     secrets,
     apiProxyTarget: toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET'),
     apiProxyTimeout: toInt(raw.apiProxyTimeout, 60_000, 'APP_API_PROXY_TIMEOUT', 1),
+    authBodyTimeoutSeconds: toInt(raw.authBodyTimeout, 10, 'APP_AUTH_BODY_TIMEOUT', 1),
     trustedOrigins: toList(raw.trustedOrigins).map(origin => origin.replace(/\/+$/, '').toLowerCase()),
     trustProxy: toProxyCount(raw.trustProxy),
     rateLimit: {

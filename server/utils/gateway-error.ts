@@ -21,7 +21,6 @@ export const MESSAGES = {
   cookieTooLarge: 'Phiên đăng nhập vượt quá giới hạn 4 KB của cookie.',
   bodyTooLarge: 'Dữ liệu gửi lên quá lớn.',
   iamUnreachable: 'Không kết nối được IAM.',
-  iamTimeout: 'IAM không phản hồi sau 10 giây.',
   apiPathInvalid: 'Đường dẫn API không hợp lệ.',
   apiUnreachable: 'Không kết nối được máy chủ API.',
   apiTimeout: 'Máy chủ API không phản hồi.',
@@ -35,6 +34,11 @@ export const MESSAGES = {
   upgradeUnsupported: 'Chỉ hỗ trợ nâng cấp kết nối lên WebSocket (GET).',
   shuttingDown: 'Máy chủ đang dừng.',
 } as const
+
+/** 504 of an IAM call that took longer than APP_AUTH_TIMEOUT: 'IAM không phản hồi sau 10 giây.' with the default. */
+export function iamTimeoutMessage(seconds: number): string {
+  return `IAM không phản hồi sau ${seconds} giây.`
+}
 
 /**
  * Writes the contract's error body `{ statusCode, statusMessage }` as JSON, whatever the Accept header,

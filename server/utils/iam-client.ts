@@ -1,11 +1,9 @@
 import { Agent, request } from 'undici'
 import { checkEnvelope } from '../core/envelope'
 import { useGatewayConfig } from './gateway-config'
-import { GatewayError, MESSAGES } from './gateway-error'
+import { GatewayError, iamTimeoutMessage, MESSAGES } from './gateway-error'
 import { useMetrics, type IamEndpoint } from './metrics'
 
-/** Every IAM call has this timeout, from sending to the last byte of the answer. */
-export const IAM_TIMEOUT_MS = 10_000
 /** An IAM answer larger than this is treated as a failure (it would never fit a session anyway). */
 const MAX_IAM_RESPONSE_BYTES = 1024 * 1024
 
@@ -39,7 +37,8 @@ export function requireIamBaseUrl(): string {
 }
 
 /**
- * One call to the IAM: JSON in and out, 10-second timeout, keep-alive. Network failure: 502; timeout: 504.
+ * One call to the IAM: JSON in and out, a timeout from sending to the last byte of the answer (APP_AUTH_TIMEOUT,
+ * the contract's 10 s), keep-alive. Network failure: 502; timeout: 504.
  * The answer is returned whatever its status; see `expectIamSuccess` for the envelope rule. Timed and counted in the
  * metrics by endpoint (failures: unreachable, timeout, invalid, status_5xx).
  */
@@ -65,7 +64,8 @@ export async function callIam(call: IamCall): Promise<IamAnswer> {
 
 async function requestIam(call: IamCall): Promise<IamAnswer> {
   const url = requireIamBaseUrl() + call.path
-  const signal = AbortSignal.timeout(IAM_TIMEOUT_MS)
+  const { iamTimeoutSeconds } = useGatewayConfig().config
+  const signal = AbortSignal.timeout(iamTimeoutSeconds * 1000)
   try {
     const response = await request(url, {
       method: call.method,
@@ -92,7 +92,7 @@ async function requestIam(call: IamCall): Promise<IamAnswer> {
   }
   catch (error) {
     if (error instanceof GatewayError) throw error
-    if (signal.aborted) throw new GatewayError(504, MESSAGES.iamTimeout)
+    if (signal.aborted) throw new GatewayError(504, iamTimeoutMessage(iamTimeoutSeconds))
     // The IAM answered, but not in HTTP that parses (a status such as 700, broken headers).
     if ((error as { name?: string } | null)?.name === 'HTTPParserError') throw new GatewayError(502, MESSAGES.iamInvalid)
     throw new GatewayError(502, MESSAGES.iamUnreachable)

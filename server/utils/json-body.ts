@@ -1,11 +1,10 @@
 import type { IncomingMessage } from 'node:http'
 import type { H3Event } from 'h3'
+import { useGatewayConfig } from './gateway-config'
 import { MESSAGES, RequestError } from './gateway-error'
 
 /** Largest body POST /auth/login and POST /auth/otp/send read. */
 export const MAX_AUTH_BODY_BYTES = 64 * 1024
-/** The whole body must arrive within this time of the headers. */
-export const AUTH_BODY_TIMEOUT_MS = 10_000
 /** After a 413, this much more is read and dropped so the client can finish sending and read the answer. */
 const MAX_DISCARD_BYTES = 16 * 1024 * 1024
 
@@ -18,8 +17,9 @@ export function isJsonContentType(value: string | undefined): boolean {
 
 /**
  * Reads the request body as a JSON object: only `Content-Type: application/json` (415 otherwise, so a plain HTML form
- * can never log anyone in), at most `limit` bytes (413 past that), all of it within 10 s (408, and the connection
- * closes). Each check comes before anything else happens. Anything that is not a JSON object is null.
+ * can never log anyone in), at most `limit` bytes (413 past that), all of it within APP_AUTH_BODY_TIMEOUT seconds
+ * of the headers (10 by default; 408, and the connection closes). Each check comes before anything else happens.
+ * Anything that is not a JSON object is null.
  */
 export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Promise<Record<string, unknown> | null> {
   const req = event.node.req
@@ -44,7 +44,7 @@ export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Pro
       stop()
       req.resume()
       reject(new RequestError(408, MESSAGES.bodyTimeout, { connection: 'close' }))
-    }, AUTH_BODY_TIMEOUT_MS)
+    }, useGatewayConfig().config.authBodyTimeoutSeconds * 1000)
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size <= limit) return void chunks.push(chunk)

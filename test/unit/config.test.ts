@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest'
-import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount } from '../../server/core/config'
+import { describe, expect, it, vi } from 'vitest'
+import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount, type RawGatewayConfig } from '../../server/core/config'
+import { iamTimeoutMessage } from '../../server/utils/gateway-error'
 
 const SECRET = 'x'.repeat(32)
 
@@ -71,6 +72,23 @@ describe('parseGatewayConfig', () => {
     expect(config.rateLimit).toEqual({ perUser: 5, perIp: 100, windowSeconds: 900, maxKeys: 100_000 })
     expect(config.clientsCacheSeconds).toBe(60)
     expect(config.trustProxy).toBe(0)
+    // The contract's 10 s for every IAM call, and DECISIONS' 10 s for an /auth body.
+    expect(config.iamTimeoutSeconds).toBe(10)
+    expect(config.authBodyTimeoutSeconds).toBe(10)
+  })
+  it('ships in nuxt.config.ts exactly the defaults it gives an unset variable', async () => {
+    vi.stubGlobal('defineNuxtConfig', (config: unknown) => config)
+    try {
+      const { default: layer } = await import('../../nuxt.config') as unknown as { default: { runtimeConfig: { svcGateway: RawGatewayConfig } } }
+      expect(parseGatewayConfig(layer.runtimeConfig.svcGateway, [SECRET])).toEqual(parseGatewayConfig({}, [SECRET]))
+    }
+    finally {
+      vi.unstubAllGlobals()
+    }
+  })
+  it('says the IAM timeout in its 504 message: the contract\'s text with the default', () => {
+    expect(iamTimeoutMessage(10)).toBe('IAM không phản hồi sau 10 giây.')
+    expect(iamTimeoutMessage(2)).toBe('IAM không phản hồi sau 2 giây.')
   })
   it('coerces values as Nitro hands them over', () => {
     const config = parseGatewayConfig({
@@ -79,10 +97,12 @@ describe('parseGatewayConfig', () => {
         baseURL: 'http://127.0.0.1:9000/',
         clientId: 123,
         endpoints: { otpSend: '', clients: 'iam/clients' },
+        timeout: 3,
         mapping: { permissionType: '' },
       },
       apiProxyTarget: 'http://127.0.0.1:9001/v1/',
       apiProxyTimeout: '1500',
+      authBodyTimeout: '2',
       trustedOrigins: 'https://A.example/, https://b.example',
       trustProxy: true,
     }, [SECRET])
@@ -91,9 +111,11 @@ describe('parseGatewayConfig', () => {
     expect(config.clientId).toBe('123')
     expect(config.endpoints.otpSend).toBe('')
     expect(config.endpoints.clients).toBe('/iam/clients')
+    expect(config.iamTimeoutSeconds).toBe(3)
     expect(config.mapping.permissionType).toBe('')
     expect(config.apiProxyTarget).toBe('http://127.0.0.1:9001/v1')
     expect(config.apiProxyTimeout).toBe(1500)
+    expect(config.authBodyTimeoutSeconds).toBe(2)
     expect(config.trustedOrigins).toEqual(['https://a.example', 'https://b.example'])
     expect(config.trustProxy).toBe(1)
   })
