@@ -4,6 +4,11 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
+    // Files of every project side by side: integration and browser files wait on the processes they start more than
+    // they compute, and the consumer test's build and type checks take a core of their own for a minute. Each file has
+    // its own ports, gateways and redis-server (test/support/stack.ts), so none can see another's.
+    maxWorkers: 3,
+    reporters: ['default', './test/support/phase-reporter.ts'],
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
       // Composables, directive and component inside the playground app (happy-dom).
@@ -19,17 +24,15 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          setupFiles: ['test/helpers/clean-stderr.ts'],
+          setupFiles: ['test/support/clean-output.ts'],
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          // 2 cores: the built gateway, the dev IAM and the backends of one file at a time.
-          fileParallelism: false,
         },
       },
       {
         test: {
-          // The packed layer installed, built and type-checked in a fresh app outside the repository (several minutes).
+          // The packed layer installed, built and type-checked in a fresh app outside the repository (about a minute).
           name: 'consumer',
           include: ['test/consumer/**/*.test.ts'],
           environment: 'node',
@@ -44,7 +47,6 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          fileParallelism: false,
         },
       },
     ],

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSampleBackend } from '../../dev/backend.mjs'
 import { startDevIam, USERS } from '../../dev/iam.mjs'
-import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../helpers/gateway'
-import { rawRequest } from '../helpers/raw-http'
+import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../support/gateway'
+import { rawRequest } from '../support/raw-http'
 
 /**
  * A product team's view: the layer packed as npm would publish it, installed into a fresh Nuxt app in a folder outside
@@ -16,7 +16,46 @@ import { rawRequest } from '../helpers/raw-http'
  */
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
-const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 })
+
+interface Finished {
+  status: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  /** Everything the command printed, stdout then stderr. */
+  output: string
+}
+
+/**
+ * Runs a command to its end without blocking the worker. TypeScript and consola write a coloured report when
+ * FORCE_COLOR is set (to any value), whose lines no pattern below would match: colours are off (NO_COLOR wins).
+ */
+function command(file: string, args: string[], cwd: string, timeoutMs = 300_000): Promise<Finished> {
+  const { FORCE_COLOR: _forceColor, ...env } = process.env
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { cwd, env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, output: `${stdout}${stderr}` }))
+  })
+}
+
+/** A command that must succeed (its stdout); its failure names it and shows all it printed. */
+async function mustRun(file: string, args: string[], cwd: string): Promise<string> {
+  const run = await command(file, args, cwd)
+  if (run.status !== 0) throw new Error(`${[file, ...args].join(' ')} (in ${cwd}) ended with ${run.status ?? run.signal}:\n${run.output}`)
+  return run.stdout
+}
+
+const npm = (args: string[], cwd: string) => mustRun('npm', args, cwd)
+const nuxt = (args: string[]) => command(process.execPath, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], app)
+/** The `error TSnnnn` lines of a type check's report. */
+const typeErrors = (run: Finished) => run.output.split('\n').filter(line => /error TS\d+/.test(line))
 
 const APP_FILES: Record<string, string> = {
   'nuxt.config.ts': `export default defineNuxtConfig({
@@ -89,11 +128,13 @@ let app: string
 let iam: Awaited<ReturnType<typeof startDevIam>>
 let backend: Awaited<ReturnType<typeof startSampleBackend>>
 let gateway: RunningGateway
+/** The clean app's type check, started once the build is done, while the HTTP tests run (it only writes .nuxt). */
+let cleanCheck: Promise<Finished>
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'svc-auth-gateway-consumer-'))
   app = join(work, 'app')
-  npm(['pack', '--pack-destination', work], root)
+  await npm(['pack', '--pack-destination', work], root)
   const tarball = readdirSync(work).find(name => name.endsWith('.tgz'))!
   mkdirSync(app)
   writeFileSync(join(app, 'package.json'), JSON.stringify({
@@ -109,12 +150,12 @@ beforeAll(async () => {
     writeFileSync(join(app, path), text)
   }
   cpSync(join(root, 'playground/tsconfig.json'), join(app, 'tsconfig.json'))
-  // Offline from npm's cache where it can (the repository's own install filled it).
-  npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], app)
-  execFileSync(process.execPath, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), 'build'], { cwd: app, stdio: 'ignore', timeout: 300_000 })
-
-  iam = await startDevIam()
+  // Offline from npm's cache where it can (the repository's own install filled it); the IAM and backend meanwhile.
+  ;[iam] = await Promise.all([startDevIam(), npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], app)])
   backend = await startSampleBackend({ iamUrl: iam.url })
+  const build = await nuxt(['build'])
+  if (build.status !== 0) throw new Error(`nuxt build ended with ${build.status ?? build.signal}:\n${build.output}`)
+  cleanCheck = nuxt(['typecheck'])
   gateway = await startGateway({
     APP_AUTH_BASE_URL: iam.url,
     APP_API_PROXY_TARGET: backend.url,
@@ -123,6 +164,7 @@ beforeAll(async () => {
 }, 900_000)
 
 afterAll(async () => {
+  await cleanCheck?.catch(() => undefined)
   await gateway?.stop()
   await backend?.close()
   await iam?.close()
@@ -130,8 +172,8 @@ afterAll(async () => {
 })
 
 describe('a fresh app that installs the packed layer', () => {
-  it('packs only what runs', () => {
-    const listing = JSON.parse(npm(['pack', '--dry-run', '--json'], root)) as Array<{ files: Array<{ path: string }>, version: string }>
+  it('packs only what runs', async () => {
+    const listing = JSON.parse(await npm(['pack', '--dry-run', '--json'], root)) as Array<{ files: Array<{ path: string }>, version: string }>
     const paths = listing[0]!.files.map(file => file.path)
     expect(listing[0]!.version).toBe(version)
     expect(paths.filter(path => !/^(?:app|server|shared)\//.test(path)).sort()).toEqual(['LICENSE', 'README.md', 'nuxt.config.ts', 'package.json', 'types.ts'])
@@ -181,16 +223,14 @@ describe('a fresh app that installs the packed layer', () => {
     expect(login.status).toBe(200)
   })
 
-  it('type-checks the app, and fails it for page meta and v-can misused', () => {
-    const typecheck = () => spawnSync(process.execPath, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), 'typecheck'], { cwd: app, encoding: 'utf8', timeout: 300_000 })
-    const clean = typecheck()
-    expect(`${clean.stdout}${clean.stderr}`.split('\n').filter(line => /error TS\d+/.test(line))).toEqual([])
-    expect(clean.status).toBe(0)
+  it('type-checks the app, and fails it for page meta and v-can misused', async () => {
+    const clean = await cleanCheck
+    expect({ status: clean.status, signal: clean.signal, errors: typeErrors(clean) }, clean.output).toEqual({ status: 0, signal: null, errors: [] })
     writeFileSync(join(app, 'app/pages/misuse.vue'), MISUSE_PAGE)
-    const misused = typecheck()
-    const errors = `${misused.stdout}${misused.stderr}`.split('\n').filter(line => /error TS\d+/.test(line))
-    expect(misused.status).not.toBe(0)
-    expect(errors).toEqual([
+    const misused = await nuxt(['typecheck'])
+    // vue-tsc's exit code for diagnostics: a kill (status null, a signal) is no verdict.
+    expect({ status: misused.status, signal: misused.signal }, misused.output).toEqual({ status: 2, signal: null })
+    expect(typeErrors(misused), misused.output).toEqual([
       expect.stringMatching(/^app\/pages\/misuse\.vue\(2,\d+\): error TS2322: Type 'number' is not assignable to type 'string\[\]'\./),
       expect.stringMatching(/^app\/pages\/misuse\.vue\(6,\d+\): error TS2322: Type 'number' is not assignable to type 'string \| readonly string\[\]'\./),
     ])

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { SCREENSHOTS, useBrowserStack } from '../helpers/browser'
+import { SCREENSHOTS, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 

@@ -1,8 +1,7 @@
 import type { Page } from 'playwright-core'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { AUTHENTICATOR_OTP, MESSENGER_OTP, USERS } from '../../dev/iam.mjs'
-import { SCREENSHOTS, useBrowserStack } from '../helpers/browser'
-import { startGateway } from '../helpers/gateway'
+import { SCREENSHOTS, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 let page: Page
@@ -101,7 +100,7 @@ describe('the login flow of the contract', () => {
   })
 
   it('shows no application dropdown when the list is empty', async () => {
-    const noClients = await startGateway({ APP_AUTH_BASE_URL: stack.iam.url, APP_AUTH_ENDPOINTS_CLIENTS: '' })
+    const noClients = await stack.gatewayWith({ APP_AUTH_ENDPOINTS_CLIENTS: '' })
     try {
       await page.goto(`${noClients.url}/auth/login`)
       await page.locator('button[type=submit]:not([disabled])').waitFor()

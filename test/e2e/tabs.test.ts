@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { USERS } from '../../dev/iam.mjs'
-import { SCREENSHOTS, useBrowserStack } from '../helpers/browser'
+import { SCREENSHOTS, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 

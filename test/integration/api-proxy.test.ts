@@ -1,38 +1,25 @@
 import { createHash } from 'node:crypto'
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { Readable } from 'node:stream'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startDevIam } from '../../dev/iam.mjs'
+import { describe, expect, it } from 'vitest'
 import { patternChunk, patternSha256 } from '../../dev/pattern.mjs'
-import { startEchoBackend, type EchoedRequest } from '../helpers/echo-backend'
-import { cookiePair, findSetCookie, freePort, startGateway, type RunningGateway } from '../helpers/gateway'
+import type { EchoedRequest } from '../support/echo-backend'
+import { cookiePair, findSetCookie, freePort } from '../support/gateway'
+import { useStack } from '../support/stack'
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-let echo: Awaited<ReturnType<typeof startEchoBackend>>
-let gateway: RunningGateway
-
-beforeAll(async () => {
-  iam = await startDevIam()
-  echo = await startEchoBackend()
-  gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: `${echo.url}/base/`, APP_API_PROXY_TIMEOUT: '1500' })
-})
-afterAll(async () => {
-  await gateway?.stop()
-  await echo?.close()
-  await iam?.close()
-})
+const stack = useStack({ backendPath: '/base/', gateway: { APP_API_PROXY_TIMEOUT: '1500' } })
 
 async function loginCookie(username = 'admin', password = 'admin123') {
-  const response = await fetch(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
+  const response = await fetch(`${stack.gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
   expect(response.status).toBe(200)
-  const token = iam.requests.filter(r => r.path === '/iam/user/userInfo').at(-1)!.headers.authorization as string
+  const token = stack.iam.requests.filter(r => r.path === '/iam/user/userInfo').at(-1)!.headers.authorization as string
   return { cookie: cookiePair(findSetCookie(response, 'svc_session')!), token }
 }
 
 /** A request with the exact raw path (fetch would normalise '..'). */
 function rawRequest(path: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: gateway.port, path, headers }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port: stack.gateway.port, path, headers }, (res) => {
       let body = ''
       res.on('data', (chunk) => {
         body += chunk
@@ -51,7 +38,7 @@ async function echoed(response: Response): Promise<EchoedRequest> {
 
 describe('/api/** proxy', () => {
   it('forwards path and query under the target base path, without Authorization when not logged in', async () => {
-    const response = await fetch(`${gateway.url}/api/items/a%20b?x=1&y=%2F&z`, { headers: { 'x-custom': 'kept', 'accept': 'application/json' } })
+    const response = await fetch(`${stack.gateway.url}/api/items/a%20b?x=1&y=%2F&z`, { headers: { 'x-custom': 'kept', 'accept': 'application/json' } })
     expect(response.status).toBe(200)
     expect(response.statusText).toBe('Echo Reason')
     expect(response.headers.get('x-backend')).toBe('echo')
@@ -61,17 +48,17 @@ describe('/api/** proxy', () => {
     expect(request.headers.authorization).toBeUndefined()
     expect(request.headers.cookie).toBeUndefined()
     expect(request.headers['x-custom']).toBe('kept')
-    expect(request.headers.host).toBe(new URL(echo.url).host)
+    expect(request.headers.host).toBe(new URL(stack.echo.url).host)
     expect(request.headers['x-forwarded-for']).toBe('127.0.0.1')
     expect(request.headers['x-forwarded-proto']).toBe('http')
-    expect(request.headers['x-forwarded-host']).toBe(`127.0.0.1:${gateway.port}`)
+    expect(request.headers['x-forwarded-host']).toBe(`127.0.0.1:${stack.gateway.port}`)
     expect(request.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
     expect(response.headers.get('x-request-id')).toBe(request.headers['x-request-id'])
   })
 
   it('attaches Bearer <token> for a live session, and drops every cookie and a forged Authorization', async () => {
     const { cookie, token } = await loginCookie()
-    const response = await fetch(`${gateway.url}/api/orders`, {
+    const response = await fetch(`${stack.gateway.url}/api/orders`, {
       headers: { 'cookie': `${cookie}; theme=dark; svc_device=x`, 'authorization': 'Bearer forged', 'x-request-id': 'trace-42' },
     })
     const request = await echoed(response)
@@ -83,17 +70,17 @@ describe('/api/** proxy', () => {
   })
 
   it('removes a forged Authorization when there is no session', async () => {
-    const request = await echoed(await fetch(`${gateway.url}/api/orders`, { headers: { authorization: 'Bearer forged' } }))
+    const request = await echoed(await fetch(`${stack.gateway.url}/api/orders`, { headers: { authorization: 'Bearer forged' } }))
     expect(request.headers.authorization).toBeUndefined()
   })
 
   it('sends no Authorization once expiresAt has passed (cookie untouched)', async () => {
     const { cookie } = await loginCookie('short-lived', 'short123')
-    expect((await echoed(await fetch(`${gateway.url}/api/x`, { headers: { cookie } }))).headers.authorization).toMatch(/^Bearer dev\./)
+    expect((await echoed(await fetch(`${stack.gateway.url}/api/x`, { headers: { cookie } }))).headers.authorization).toMatch(/^Bearer dev\./)
     // Wait for the condition: the session's end that the gateway itself reports has passed.
-    const { expiresAt } = await (await fetch(`${gateway.url}/auth/session`, { headers: { cookie } })).json() as { expiresAt: number }
+    const { expiresAt } = await (await fetch(`${stack.gateway.url}/auth/session`, { headers: { cookie } })).json() as { expiresAt: number }
     await new Promise(resolve => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 20))
-    const response = await fetch(`${gateway.url}/api/x`, { headers: { cookie } })
+    const response = await fetch(`${stack.gateway.url}/api/x`, { headers: { cookie } })
     expect((await echoed(response)).headers.authorization).toBeUndefined()
     expect(response.headers.getSetCookie()).toEqual([])
   })
@@ -101,36 +88,45 @@ describe('/api/** proxy', () => {
   it('ignores a tampered session cookie', async () => {
     const { cookie } = await loginCookie()
     const tampered = cookie.slice(0, -2) + (cookie.endsWith('AA') ? 'BB' : 'AA')
-    expect((await echoed(await fetch(`${gateway.url}/api/x`, { headers: { cookie: tampered } }))).headers.authorization).toBeUndefined()
+    expect((await echoed(await fetch(`${stack.gateway.url}/api/x`, { headers: { cookie: tampered } }))).headers.authorization).toBeUndefined()
+  })
+
+  it('treats a cookie sealed right but marked other than v1 as no session, on /api and /auth/session', async () => {
+    const { cookie } = await loginCookie()
+    const remarked = cookie.replace('svc_session=v1.', 'svc_session=v2.')
+    // Seen once as it was, so nothing remembered of the real value can answer for the other marker.
+    expect((await echoed(await fetch(`${stack.gateway.url}/api/x`, { headers: { cookie } }))).headers.authorization).toMatch(/^Bearer /)
+    expect((await echoed(await fetch(`${stack.gateway.url}/api/x`, { headers: { cookie: remarked } }))).headers.authorization).toBeUndefined()
+    expect(await (await fetch(`${stack.gateway.url}/auth/session`, { headers: { cookie: remarked } })).json()).toEqual({ user: null, expiresAt: null })
   })
 
   it.each(['POST', 'PUT', 'PATCH', 'DELETE'])('keeps method %s and its body', async (method) => {
     const body = JSON.stringify({ customer: 'Công ty Á Đông', total: 1200 })
-    const request = await echoed(await fetch(`${gateway.url}/api/orders/7`, { method, body, headers: { 'content-type': 'application/json' } }))
+    const request = await echoed(await fetch(`${stack.gateway.url}/api/orders/7`, { method, body, headers: { 'content-type': 'application/json' } }))
     expect(request.method).toBe(method)
     expect(request.body).toBe(body)
     expect(request.headers['content-type']).toBe('application/json')
   })
 
   it('returns the backend status and headers unchanged, several Set-Cookie included', async () => {
-    const teapot = await fetch(`${gateway.url}/api/status/418`)
+    const teapot = await fetch(`${stack.gateway.url}/api/status/418`)
     expect(teapot.status).toBe(418)
-    const response = await fetch(`${gateway.url}/api/cookies`)
+    const response = await fetch(`${stack.gateway.url}/api/cookies`)
     expect(response.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/'])
   })
 
   it.each([
     '/api/../admin', '/api/%2e%2e/admin', '/api/a/%2E%2E/%2e%2e/admin', '/api/..%2fadmin', '/api/%252e%252e/admin', '/api/..\\admin', '/api/%zz',
   ])('refuses the path escape %s with 400, reaching no backend', async (path) => {
-    const before = echo.received.length
+    const before = stack.echo.received.length
     const response = await rawRequest(path)
     expect(response.status).toBe(400)
     expect(JSON.parse(response.body)).toMatchObject({ statusCode: 400, statusMessage: 'Đường dẫn API không hợp lệ.' })
-    expect(echo.received.length).toBe(before)
+    expect(stack.echo.received.length).toBe(before)
   })
 
   it('puts the request id on the proxy\'s refusals too: cross-origin, a path it cannot send', async () => {
-    const foreign = await fetch(`${gateway.url}/api/orders`, { method: 'POST', body: '{}', headers: { 'origin': 'https://evil.example', 'x-request-id': 'trace-403' } })
+    const foreign = await fetch(`${stack.gateway.url}/api/orders`, { method: 'POST', body: '{}', headers: { 'origin': 'https://evil.example', 'x-request-id': 'trace-403' } })
     expect(foreign.status).toBe(403)
     expect(foreign.headers.get('x-request-id')).toBe('trace-403')
     const invalid = await rawRequest('/api/a/%2e%2e/%2e%2e/etc', { 'x-request-id': 'trace-400' })
@@ -139,15 +135,15 @@ describe('/api/** proxy', () => {
   })
 
   it('lets a route file of the app for a specific /api path win over the proxy', async () => {
-    const before = echo.received.length
-    const response = await fetch(`${gateway.url}/api/health`)
+    const before = stack.echo.received.length
+    const response = await fetch(`${stack.gateway.url}/api/health`)
     expect(await response.json()).toEqual({ ok: true, servedBy: 'playground' })
-    expect(echo.received.length).toBe(before)
+    expect(stack.echo.received.length).toBe(before)
   })
 
   it('answers 504 when the backend does not answer within APP_API_PROXY_TIMEOUT', async () => {
     const started = Date.now()
-    const response = await fetch(`${gateway.url}/api/hang`, { headers: { 'x-request-id': 'trace-504' } })
+    const response = await fetch(`${stack.gateway.url}/api/hang`, { headers: { 'x-request-id': 'trace-504' } })
     expect(response.status).toBe(504)
     expect(response.headers.get('x-request-id')).toBe('trace-504')
     expect(await response.json()).toMatchObject({ statusCode: 504, statusMessage: 'Máy chủ API không phản hồi.' })
@@ -161,7 +157,7 @@ describe('/api/** proxy', () => {
     const upload = Readable.from((function* () {
       while (index < chunks) yield patternChunk(index++)
     })())
-    const response = await fetch(`${gateway.url}/api/upload`, {
+    const response = await fetch(`${stack.gateway.url}/api/upload`, {
       method: 'POST',
       body: Readable.toWeb(upload) as ReadableStream,
       duplex: 'half',
@@ -171,7 +167,7 @@ describe('/api/** proxy', () => {
     expect(request.bodyBytes).toBe(total)
     expect(request.bodySha256).toBe(patternSha256(total))
 
-    const download = await fetch(`${gateway.url}/api/stream?bytes=${total}`)
+    const download = await fetch(`${stack.gateway.url}/api/stream?bytes=${total}`)
     expect(download.headers.get('content-length')).toBe(String(total))
     const hash = createHash('sha256')
     let received = 0
@@ -186,7 +182,7 @@ describe('/api/** proxy', () => {
 
 describe('/api/** proxy failures', () => {
   it('answers 502 when the backend cannot be reached', async () => {
-    const closed = await startGateway({ APP_AUTH_MOCK: 'true', APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
+    const closed = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
     try {
       const response = await fetch(`${closed.url}/api/orders`, { method: 'POST', body: '{}' })
       expect(response.status).toBe(502)

@@ -1,33 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startDevIam } from '../../dev/iam.mjs'
-import { startEchoBackend } from '../helpers/echo-backend'
-import { findSetCookie, startGateway, type RunningGateway } from '../helpers/gateway'
-import { sessionCookieOf } from '../helpers/gateway-pool'
-import { rawRequest } from '../helpers/raw-http'
-import { startRedis, waitForClients } from '../helpers/redis'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { findSetCookie, type RunningGateway } from '../support/gateway'
+import { sessionCookieOf } from '../support/login'
+import { rawRequest } from '../support/raw-http'
+import { waitForClients } from '../support/redis'
+import { useStack } from '../support/stack'
 
 const CROSS_ORIGIN = 'Yêu cầu khác nguồn gốc bị từ chối.'
 const TOO_MANY = /^Bạn đã thử quá nhiều lần\. Vui lòng thử lại sau (\d+) giây\.$/
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-let echo: Awaited<ReturnType<typeof startEchoBackend>>
-const running: RunningGateway[] = []
-
-async function gatewayWith(env: Record<string, string>) {
-  const gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url, ...env })
-  running.push(gateway)
-  return gateway
-}
-
-beforeAll(async () => {
-  iam = await startDevIam()
-  echo = await startEchoBackend()
-})
-afterAll(async () => {
-  await Promise.all(running.map(gateway => gateway.stop()))
-  await echo?.close()
-  await iam?.close()
-})
+const stack = useStack()
 
 const loginBody = (username: string, password: string) => JSON.stringify({ username, password })
 
@@ -38,7 +19,7 @@ function login(gateway: RunningGateway, username: string, password: string, head
 describe('cross-origin protection', () => {
   let gateway: RunningGateway
   beforeAll(async () => {
-    gateway = await gatewayWith({ APP_TRUSTED_ORIGINS: 'http://partner.test:8080' })
+    gateway = await stack.gatewayWith({ APP_TRUSTED_ORIGINS: 'http://partner.test:8080' })
   })
 
   it.each([
@@ -48,8 +29,8 @@ describe('cross-origin protection', () => {
     ['Origin on another port', { origin: 'http://127.0.0.1:1' }],
     ['Origin null', { origin: 'null' }],
   ])('refuses POST /auth/login and POST /api/** with %s: 403, and neither IAM nor backend hears of it', async (_name, headers) => {
-    const iamBefore = iam.requests.length
-    const echoBefore = echo.received.length
+    const iamBefore = stack.iam.requests.length
+    const echoBefore = stack.echo.received.length
     const refused = await login(gateway, 'viewer', 'viewer123', headers)
     expect(refused.status).toBe(403)
     expect(JSON.parse(refused.body)).toMatchObject({ statusCode: 403, statusMessage: CROSS_ORIGIN })
@@ -60,8 +41,8 @@ describe('cross-origin protection', () => {
       expect((await rawRequest(`${gateway.url}/api/transfer`, { method, headers })).status).toBe(403)
     }
     expect((await rawRequest(`${gateway.url}/auth/otp/send`, { method: 'POST', body: loginBody('a', 'b'), headers })).status).toBe(403)
-    expect(iam.requests.length).toBe(iamBefore)
-    expect(echo.received.length).toBe(echoBefore)
+    expect(stack.iam.requests.length).toBe(iamBefore)
+    expect(stack.echo.received.length).toBe(echoBefore)
   })
 
   it.each([
@@ -89,12 +70,12 @@ describe('brute-force limits (memory counters)', () => {
   // A fresh gateway (fresh counters) for each test, rather than waiting for the last test's window to end.
   let gateway: RunningGateway
   beforeEach(async () => {
-    gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '3', APP_RATE_LIMIT_PER_IP: '8', APP_RATE_LIMIT_WINDOW: '3' })
+    gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '3', APP_RATE_LIMIT_PER_IP: '8', APP_RATE_LIMIT_WINDOW: '3' })
   })
 
   it('answers 429 with Retry-After past the limit, before calling the IAM, and recovers after the window', async () => {
     for (let i = 0; i < 3; i++) expect((await login(gateway, 'Sale', 'wrong')).status).toBe(401)
-    const before = iam.requests.length
+    const before = stack.iam.requests.length
     const limited = await login(gateway, 'sale', 'sale123') // the username is case-folded
     expect(limited.status).toBe(429)
     const message = JSON.parse(limited.body).statusMessage as string
@@ -103,7 +84,7 @@ describe('brute-force limits (memory counters)', () => {
     expect(limited.headers['retry-after']).toBe(String(seconds))
     expect(seconds).toBeGreaterThanOrEqual(1)
     expect(seconds).toBeLessThanOrEqual(3)
-    expect(iam.requests.length).toBe(before)
+    expect(stack.iam.requests.length).toBe(before)
     // Another user from the same address is not held back by this one.
     expect((await login(gateway, 'viewer', 'viewer123')).status).toBe(200)
     // Limited attempts count nothing: ask until the window has ended, then the login goes through.
@@ -138,7 +119,7 @@ describe('brute-force limits (memory counters)', () => {
 
 describe('behind a reverse proxy (APP_TRUST_PROXY)', () => {
   it('takes the client address from X-Forwarded-For for the limits and the proxy, and believes X-Forwarded-Host', async () => {
-    const gateway = await gatewayWith({ APP_TRUST_PROXY: 'true', APP_RATE_LIMIT_PER_USER: '2' })
+    const gateway = await stack.gatewayWith({ APP_TRUST_PROXY: 'true', APP_RATE_LIMIT_PER_USER: '2' })
     const from = (ip: string) => ({ 'x-forwarded-for': `${ip}` })
     for (let i = 0; i < 2; i++) expect((await login(gateway, 'admin', 'x', from('203.0.113.7'))).status).toBe(401)
     expect((await login(gateway, 'admin', 'x', from('203.0.113.7'))).status).toBe(429)
@@ -155,7 +136,7 @@ describe('behind a reverse proxy (APP_TRUST_PROXY)', () => {
   })
 
   it('ignores X-Forwarded-* without APP_TRUST_PROXY', async () => {
-    const gateway = running[0]!
+    const gateway = await stack.gatewayWith()
     const answer = await rawRequest(`${gateway.url}/api/who`, { headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-host': 'evil.example' } })
     const seen = JSON.parse(answer.body).headers
     expect(seen['x-forwarded-for']).toBe('127.0.0.1')
@@ -165,10 +146,10 @@ describe('behind a reverse proxy (APP_TRUST_PROXY)', () => {
 
 describe('two instances sharing the secret and Redis', () => {
   it('accept each other\'s cookies, share the counts, and keep serving when Redis stops', async () => {
-    const redis = await startRedis()
+    const redis = await stack.redisServer()
     try {
       const env = { APP_REDIS_URL: redis.url, APP_RATE_LIMIT_PER_USER: '3', APP_RATE_LIMIT_WINDOW: '60' }
-      const [first, second] = await Promise.all([gatewayWith(env), gatewayWith(env)])
+      const [first, second] = await Promise.all([stack.gatewayWith(env), stack.gatewayWith(env)])
       await waitForClients(redis.url, 2 * 3) // each instance: the limiter's connection and the revocations' two
 
       const accepted = await login(first, 'sale', 'sale123')

@@ -1,29 +1,13 @@
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startDevIam } from '../../dev/iam.mjs'
-import { startGateway, type RunningGateway } from '../helpers/gateway'
-import { rawRequest } from '../helpers/raw-http'
-import { startRedis } from '../helpers/redis'
-import { startScriptedIam } from '../helpers/scripted-iam'
+import { describe, expect, it } from 'vitest'
+import type { RunningGateway } from '../support/gateway'
+import { rawRequest } from '../support/raw-http'
+import { startScriptedIam } from '../support/scripted-iam'
+import { useStack } from '../support/stack'
 
 const TOO_MANY = /^Bạn đã thử quá nhiều lần\. Vui lòng thử lại sau \d+ giây\.$/
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-const running: RunningGateway[] = []
-
-beforeAll(async () => {
-  iam = await startDevIam({ slowMs: 11_000 })
-})
-afterAll(async () => {
-  await Promise.all(running.map(gateway => gateway.stop()))
-  await iam?.close()
-})
-
-async function gatewayWith(env: Record<string, string>) {
-  const gateway = await startGateway({ APP_AUTH_BASE_URL: iam.url, ...env })
-  running.push(gateway)
-  return gateway
-}
+const stack = useStack({ iam: { slowMs: 2_000 }, backend: 'none' })
 
 function attempt(gateway: RunningGateway, path: '/auth/login' | '/auth/otp/send', username: string, password: string, headers: Record<string, string> = {}) {
   return rawRequest(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ username, password }) })
@@ -38,36 +22,42 @@ async function statuses(count: number, run: () => Promise<{ status: number }>): 
 }
 
 describe('what the limits count', () => {
+  it('refuses the 6th failure of one user with APP_RATE_LIMIT_PER_USER unset (the documented default, 5)', async () => {
+    const gateway = await stack.gatewayWith()
+    expect(await statuses(6, () => login(gateway, 'viewer', 'wrong'))).toEqual([401, 401, 401, 401, 401, 429])
+    expect(JSON.parse((await login(gateway, 'viewer', 'viewer123')).body).statusMessage).toMatch(TOO_MANY)
+  })
+
   it('counts nothing for IAM 5xx or an unreachable IAM', async () => {
-    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '1' })
+    const gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '1' })
     expect(await statuses(3, () => login(gateway, 'http-503', 'x'))).toEqual([503, 503, 503])
-    iam.state.scenario = 'down'
+    stack.iam.state.scenario = 'down'
     try {
       expect(await statuses(3, () => login(gateway, 'viewer', 'x'))).toEqual([502, 502, 502])
     }
     finally {
-      iam.state.scenario = 'normal'
+      stack.iam.state.scenario = 'normal'
     }
     expect(await statuses(2, () => login(gateway, 'viewer', 'x'))).toEqual([401, 429])
   })
 
   it('counts nothing for an IAM timeout', async () => {
-    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '1' })
-    iam.state.scenario = 'slow'
+    const gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '1', APP_AUTH_TIMEOUT: '1' })
+    stack.iam.state.scenario = 'slow'
     try {
       expect((await login(gateway, 'viewer', 'x')).status).toBe(504)
     }
     finally {
-      iam.state.scenario = 'normal'
+      stack.iam.state.scenario = 'normal'
     }
     expect(await statuses(2, () => login(gateway, 'viewer', 'x'))).toEqual([401, 429])
-  }, 30_000)
+  })
 
   it('counts an IAM HTTP 401 without an envelope', async () => {
     const scripted = await startScriptedIam()
     try {
       scripted.answer('401 Unauthorized', 'no', 'text/plain')
-      const gateway = await gatewayWith({ APP_AUTH_BASE_URL: scripted.url, APP_RATE_LIMIT_PER_USER: '1' })
+      const gateway = await stack.gatewayWith({ APP_AUTH_BASE_URL: scripted.url, APP_RATE_LIMIT_PER_USER: '1' })
       const first = await login(gateway, 'viewer', 'x')
       expect(first.status).toBe(401)
       expect(JSON.parse(first.body).statusMessage).toBe('IAM trả lỗi HTTP 401.')
@@ -82,7 +72,7 @@ describe('what the limits count', () => {
   })
 
   it('does not clear the count on a successful OTP send (a login does)', async () => {
-    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '2' })
+    const gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '2' })
     expect((await login(gateway, 'otp.sms', 'wrong')).status).toBe(401)
     expect((await attempt(gateway, '/auth/otp/send', 'otp.sms', 'otp123')).status).toBe(200)
     expect((await login(gateway, 'otp.sms', 'wrong')).status).toBe(401)
@@ -90,14 +80,14 @@ describe('what the limits count', () => {
   })
 
   it('holds an address back across usernames with the per-IP limit', async () => {
-    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '10', APP_RATE_LIMIT_PER_IP: '3' })
+    const gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '10', APP_RATE_LIMIT_PER_IP: '3' })
     for (const name of ['a1', 'a2', 'a3']) expect((await login(gateway, name, 'x')).status).toBe(401)
     expect((await login(gateway, 'a4', 'x')).status).toBe(429)
     expect((await login(gateway, 'admin', 'admin123')).status).toBe(429)
   })
 
   it('turns a limit off at the route with 0', async () => {
-    const gateway = await gatewayWith({ APP_RATE_LIMIT_PER_USER: '0', APP_RATE_LIMIT_PER_IP: '0' })
+    const gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '0', APP_RATE_LIMIT_PER_IP: '0' })
     expect(await statuses(12, () => login(gateway, 'viewer', 'x'))).toEqual(Array<number>(12).fill(401))
     expect((await login(gateway, 'viewer', 'viewer123')).status).toBe(200)
   })
@@ -105,7 +95,7 @@ describe('what the limits count', () => {
 
 describe('counters an attacker cannot push out', () => {
   it('keeps a blocking counter through a flood of fresh usernames from another address', async () => {
-    const gateway = await gatewayWith({ APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_USER: '3', APP_RATE_LIMIT_PER_IP: '1000', APP_RATE_LIMIT_MAX_KEYS: '100' })
+    const gateway = await stack.gatewayWith({ APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_USER: '3', APP_RATE_LIMIT_PER_IP: '1000', APP_RATE_LIMIT_MAX_KEYS: '100' })
     expect(await statuses(3, () => login(gateway, 'viewer', 'x', from('10.0.0.1')))).toEqual([401, 401, 401])
     expect((await login(gateway, 'viewer', 'viewer123', from('10.0.0.1'))).status).toBe(429)
     const flood = await Promise.all(Array.from({ length: 300 }, (_, i) => login(gateway, `flood-${i}`, 'x', from('10.0.0.2'))))
@@ -117,7 +107,7 @@ describe('counters an attacker cannot push out', () => {
   })
 
   it('believes only an X-Forwarded-For address that parses as an IP, and counts IPv6 by its /64', async () => {
-    const gateway = await gatewayWith({ APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_USER: '2' })
+    const gateway = await stack.gatewayWith({ APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_USER: '2' })
     // A huge or garbage value is the socket's address (127.0.0.1), not a fresh key per request.
     expect((await login(gateway, 'admin', 'x', from('x'.repeat(15_000)))).status).toBe(401)
     expect((await login(gateway, 'admin', 'x', from('not-an-ip'))).status).toBe(401)
@@ -129,11 +119,11 @@ describe('counters an attacker cannot push out', () => {
   })
 
   it('creates no Redis key for a refused attempt', async () => {
-    const redis = await startRedis()
+    const redis = await stack.redisServer()
     const client = new Redis(redis.url, { lazyConnect: true })
     try {
       await client.connect()
-      const gateway = await gatewayWith({ APP_REDIS_URL: redis.url, APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_IP: '2' })
+      const gateway = await stack.gatewayWith({ APP_REDIS_URL: redis.url, APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_IP: '2' })
       // Wait until the gateway's counters are in Redis (probes from addresses of their own).
       let probe = 0
       await expect.poll(async () => {

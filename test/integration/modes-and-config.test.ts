@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startDevIam } from '../../dev/iam.mjs'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { deriveSealKeys, unsealSession } from '../../server/core/seal'
-import { cookiePair, findSetCookie, freePort, runGatewayToExit, startGateway, TEST_SECRET, type RunningGateway } from '../helpers/gateway'
+import { cookiePair, findSetCookie, freePort, runGatewayToExit, TEST_SECRET, type RunningGateway } from '../support/gateway'
+import { useStack } from '../support/stack'
 
 const MOCK_USER = {
   id: 'mock-user',
@@ -11,31 +11,17 @@ const MOCK_USER = {
   permissions: ['/orders/search', '/orders/create', '/orders/update'],
 }
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-const running: RunningGateway[] = []
-
-async function gatewayWith(env: Record<string, string>) {
-  const gateway = await startGateway(env)
-  running.push(gateway)
-  return gateway
-}
+// Gateways here start from their own variables alone: nothing of the IAM or backend is given unless a test says so.
+const stack = useStack({ backend: 'none' })
 
 function post(gateway: RunningGateway, path: string, body: unknown) {
   return fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 }
 
-beforeAll(async () => {
-  iam = await startDevIam()
-})
-afterAll(async () => {
-  await Promise.all(running.map(gateway => gateway.stop()))
-  await iam?.close()
-})
-
 describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
   let mock: RunningGateway
   beforeAll(async () => {
-    mock = await gatewayWith({ APP_AUTH_MOCK: 'true' })
+    mock = await stack.bareGateway({ APP_AUTH_MOCK: 'true' })
   })
 
   it('accepts any account and answers the mock user; the cookie holds the whole user and no token', async () => {
@@ -76,18 +62,18 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
   })
 
   it('accepts APP_AUTH_MOCK=1 as well; a mock cookie is no session for a real gateway sharing the secret', async () => {
-    const numeric = await gatewayWith({ APP_AUTH_MOCK: '1' })
+    const numeric = await stack.bareGateway({ APP_AUTH_MOCK: '1' })
     const response = await post(numeric, '/auth/login', { username: 'alice', password: 'x' })
     expect(response.status).toBe(200)
     const cookie = cookiePair(findSetCookie(response, 'svc_session')!)
-    const real = await gatewayWith({ APP_AUTH_BASE_URL: iam.url })
+    const real = await stack.bareGateway({ APP_AUTH_BASE_URL: stack.iam.url })
     expect(await (await fetch(`${real.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null, expiresAt: null })
   })
 })
 
 describe('configuration read at start', () => {
   it('leaves the app\'s own runtime config to its NUXT_* variables, and reads the gateway\'s from APP_*', async () => {
-    const gateway = await gatewayWith({ APP_AUTH_MOCK: 'true', NUXT_PUBLIC_APP_NAME: 'Kho hàng miền Nam', APP_PUBLIC_APP_NAME: 'Sai' })
+    const gateway = await stack.bareGateway({ APP_AUTH_MOCK: 'true', NUXT_PUBLIC_APP_NAME: 'Kho hàng miền Nam', APP_PUBLIC_APP_NAME: 'Sai' })
     const login = await post(gateway, '/auth/login', { username: 'alice', password: 'x' })
     expect(login.status).toBe(200)
     const page = await fetch(`${gateway.url}/`, { headers: { cookie: cookiePair(findSetCookie(login, 'svc_session')!) } })
@@ -97,7 +83,7 @@ describe('configuration read at start', () => {
   })
 
   it('answers the contract 500 on IAM routes when APP_AUTH_BASE_URL is missing and mock is off', async () => {
-    const gateway = await gatewayWith({})
+    const gateway = await stack.bareGateway({})
     for (const [path, body] of [['/auth/login', { username: 'a', password: 'b' }], ['/auth/otp/send', { username: 'a', password: 'b' }]] as const) {
       const response = await post(gateway, path, body)
       expect(response.status).toBe(500)
@@ -110,8 +96,8 @@ describe('configuration read at start', () => {
   })
 
   it('follows the endpoint, mapping and OTP-method variables', async () => {
-    const gateway = await gatewayWith({
-      APP_AUTH_BASE_URL: iam.url,
+    const gateway = await stack.bareGateway({
+      APP_AUTH_BASE_URL: stack.iam.url,
       APP_AUTH_ENDPOINTS_OTP_SEND: '',
       APP_AUTH_ENDPOINTS_CLIENTS: '',
       APP_AUTH_MAPPING_PERMISSION_TYPE: '',
@@ -126,11 +112,11 @@ describe('configuration read at start', () => {
     expect((await login.json()).user.permissions).toEqual(['/orders/search', '/orders/create', '/orders/update', '/orders/delete', '/jobs/sync'])
 
     await post(gateway, '/auth/login', { username: 'otp.app', password: 'otp123', method: 'authenticator', otp: '1' })
-    expect(iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!.body.authenMethod).toBe('TOTP')
+    expect(stack.iam.requests.filter(r => r.path === '/auth/auth/login-v1').at(-1)!.body.authenMethod).toBe('TOTP')
   })
 
   it('answers 502 when the IAM cannot be reached', async () => {
-    const gateway = await gatewayWith({ APP_AUTH_BASE_URL: `http://127.0.0.1:${await freePort()}` })
+    const gateway = await stack.bareGateway({ APP_AUTH_BASE_URL: `http://127.0.0.1:${await freePort()}` })
     const response = await post(gateway, '/auth/login', { username: 'a', password: 'b' })
     expect(response.status).toBe(502)
     expect(await response.json()).toMatchObject({ statusCode: 502, statusMessage: 'Không kết nối được IAM.' })
@@ -138,21 +124,23 @@ describe('configuration read at start', () => {
   })
 
   it('accepts cookies sealed with a previous secret after rotation', async () => {
-    const before = await gatewayWith({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 'first-secret-0123456789abcdef0123456789' })
+    const before = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 'first-secret-0123456789abcdef0123456789' })
     const cookie = cookiePair(findSetCookie(await post(before, '/auth/login', { username: 'alice', password: 'x' }), 'svc_session')!)
-    const after = await gatewayWith({
+    const after = await stack.bareGateway({
       APP_AUTH_MOCK: 'true',
       APP_SESSION_SECRET: 'second-secret-0123456789abcdef012345678',
       APP_SESSION_SECRET_PREVIOUS: 'first-secret-0123456789abcdef0123456789',
     })
     expect(await (await fetch(`${after.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: MOCK_USER, expiresAt: expect.any(Number) })
-    const stranger = await gatewayWith({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 'second-secret-0123456789abcdef012345678' })
+    const stranger = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 'second-secret-0123456789abcdef012345678' })
     expect(await (await fetch(`${stranger.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: null, expiresAt: null })
   })
 
   it.each([
     [{ APP_SESSION_SECRET: '' }, /APP_SESSION_SECRET/],
     [{ APP_SESSION_SECRET: 'too-short' }, /APP_SESSION_SECRET.*32/],
+    [{ APP_SESSION_SECRET: 'x'.repeat(16) }, /APP_SESSION_SECRET quá ngắn: cần ít nhất 32 ký tự/],
+    [{ APP_SESSION_SECRET: 'x'.repeat(31) }, /APP_SESSION_SECRET quá ngắn: cần ít nhất 32 ký tự/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'maybe' }, /APP_AUTH_MOCK/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_BASE_URL: 'iam.local' }, /APP_AUTH_BASE_URL/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_PER_USER: 'five' }, /APP_RATE_LIMIT_PER_USER phải là số nguyên >= 0 \(nhận được 'five'\)/],
@@ -162,6 +150,8 @@ describe('configuration read at start', () => {
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_API_PROXY_TIMEOUT: '1.5' }, /APP_API_PROXY_TIMEOUT phải là số nguyên >= 1/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_TRUST_PROXY: 'yes please' }, /APP_TRUST_PROXY phải là số nguyên >= 0/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_CLIENTS_CACHE_SECONDS: 'a minute' }, /APP_AUTH_CLIENTS_CACHE_SECONDS/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_TIMEOUT: '0' }, /APP_AUTH_TIMEOUT phải là số nguyên >= 1/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_BODY_TIMEOUT: 'ten' }, /APP_AUTH_BODY_TIMEOUT phải là số nguyên >= 1/],
   ])('refuses to start with %j, naming the variable (exit code 1)', async (env, message) => {
     const { code, output } = await runGatewayToExit(env)
     expect(code).toBe(1)

@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../helpers/gateway'
+import { cookiePair, findSetCookie, type RunningGateway } from '../support/gateway'
+import { useStack } from '../support/stack'
 
 /**
  * An IAM of another shape: other endpoint paths, no { code, message, body } envelope (failures are HTTP statuses),
@@ -20,6 +21,7 @@ let received: Received[] = []
 let iamUrl = ''
 let close: () => Promise<void>
 let gateway: RunningGateway
+const stack = useStack({ iam: false, backend: 'none' })
 
 beforeAll(async () => {
   const server = createServer((req, res) => {
@@ -50,7 +52,7 @@ beforeAll(async () => {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   iamUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   close = () => new Promise(resolve => server.close(() => resolve()))
-  gateway = await startGateway({
+  gateway = await stack.bareGateway({
     APP_AUTH_BASE_URL: iamUrl,
     APP_AUTH_ENDPOINTS_LOGIN: '/v2/signin',
     APP_AUTH_ENDPOINTS_USER_INFO: '/v2/me',

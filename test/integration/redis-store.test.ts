@@ -1,24 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { MemoryRateLimitStore } from '../../server/core/rate-limit'
 import { connectRedis } from '../../server/utils/redis'
 import { useLogger } from '../../server/utils/logger'
 import { RedisRateLimitStore } from '../../server/utils/redis-rate-limit'
-import { freePort } from '../helpers/gateway'
-import { startRedis, whenReady } from '../helpers/redis'
+import { freePort } from '../support/gateway'
+import { whenReady } from '../support/redis'
+import { useStack } from '../support/stack'
 
-let redis: Awaited<ReturnType<typeof startRedis>>
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis?.stop()
-})
+const stack = useStack({ iam: false, backend: 'none', redis: true })
 
 const entries = (user: string) => [{ key: `t:u:${user}`, limit: 3 }, { key: 't:ip', limit: 100 }]
 
 describe('RedisRateLimitStore against a real redis-server', () => {
   it('shares counts between two stores (two instances), atomically under parallel attempts', async () => {
-    const [a, b] = await Promise.all([connectRedis(redis.url), connectRedis(redis.url)])
+    const [a, b] = await Promise.all([connectRedis(stack.redis.url), connectRedis(stack.redis.url)])
     await Promise.all([whenReady(a), whenReady(b)])
     try {
       const first = new RedisRateLimitStore(a)
@@ -41,7 +36,7 @@ describe('RedisRateLimitStore against a real redis-server', () => {
 
   it('falls back to local counters after ~0.5 s when Redis is slow', async () => {
     const warn = vi.spyOn(useLogger(), 'warn').mockImplementation(() => {})
-    const [client, blocker] = await Promise.all([connectRedis(redis.url), connectRedis(redis.url)])
+    const [client, blocker] = await Promise.all([connectRedis(stack.redis.url), connectRedis(stack.redis.url)])
     await Promise.all([whenReady(client), whenReady(blocker)])
     try {
       const store = new RedisRateLimitStore(client)

@@ -1,27 +1,14 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startDevIam } from '../../dev/iam.mjs'
-import { startEchoBackend } from '../helpers/echo-backend'
-import { gatewayPool, loginCookie } from '../helpers/gateway-pool'
-import type { RunningGateway } from '../helpers/gateway'
-import { rawRequest } from '../helpers/raw-http'
-import { startRedis } from '../helpers/redis'
+import { loginCookie } from '../support/login'
+import type { RunningGateway } from '../support/gateway'
+import { rawRequest } from '../support/raw-http'
+import type { RunningRedis } from '../support/redis'
+import { useStack } from '../support/stack'
 
 const HOUR = 60 * 60_000
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-let echo: Awaited<ReturnType<typeof startEchoBackend>>
-
-beforeAll(async () => {
-  iam = await startDevIam({ slowMs: 11_000 })
-  echo = await startEchoBackend()
-})
-afterAll(async () => {
-  await echo?.close()
-  await iam?.close()
-})
-
-const gatewayWith = gatewayPool(() => ({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: echo.url }))
+const stack = useStack({ iam: { slowMs: 3_000 } })
 const login = loginCookie
 
 async function session(gateway: RunningGateway, cookie: string) {
@@ -31,16 +18,16 @@ async function session(gateway: RunningGateway, cookie: string) {
 }
 
 async function backendAuthorization(gateway: RunningGateway, cookie: string) {
-  const before = echo.received.length
+  const before = stack.echo.received.length
   await rawRequest(`${gateway.url}/api/orders`, { headers: { cookie } })
-  return echo.received[before]!.headers.authorization
+  return stack.echo.received[before]!.headers.authorization
 }
 
 const logout = (gateway: RunningGateway, cookie: string) => rawRequest(`${gateway.url}/auth/logout`, { headers: { cookie } })
 
 describe('logout ends the session, not only the browser\'s copy', () => {
   it('makes a replayed cookie no session on /auth/session and /api/**', async () => {
-    const gateway = await gatewayWith()
+    const gateway = await stack.gatewayWith()
     const cookie = await login(gateway, 'sale', 'sale123')
     expect((await session(gateway, cookie)).user?.id).toBe('u-sale')
     expect(await backendAuthorization(gateway, cookie)).toMatch(/^Bearer dev\./)
@@ -53,33 +40,34 @@ describe('logout ends the session, not only the browser\'s copy', () => {
   })
 
   it('tells the IAM once, with the raw token, and a stalled IAM does not hold the logout', async () => {
-    const gateway = await gatewayWith({ APP_AUTH_ENDPOINTS_LOGOUT: '/auth/auth/logout' })
+    // A 2 s IAM limit (the shipped 10 s is checked in test/unit/config.test.ts): longer than the logout may take.
+    const gateway = await stack.gatewayWith({ APP_AUTH_ENDPOINTS_LOGOUT: '/auth/auth/logout', APP_AUTH_TIMEOUT: '2' })
     const cookie = await login(gateway, 'viewer', 'viewer123')
-    const token = iam.requests.filter(request => request.path === '/iam/user/userInfo').at(-1)!.headers.authorization
+    const token = stack.iam.requests.filter(request => request.path === '/iam/user/userInfo').at(-1)!.headers.authorization
     expect((await logout(gateway, cookie)).status).toBe(302)
-    await expect.poll(() => iam.requests.filter(request => request.path === '/auth/auth/logout').map(request => request.headers.authorization)).toEqual([token])
+    await expect.poll(() => stack.iam.requests.filter(request => request.path === '/auth/auth/logout').map(request => request.headers.authorization)).toEqual([token])
 
     const stalled = await login(gateway, 'viewer', 'viewer123')
-    iam.state.scenario = 'slow'
+    stack.iam.state.scenario = 'slow'
     try {
       const started = Date.now()
       const answer = await logout(gateway, stalled)
       expect(answer.status).toBe(302)
       expect(Date.now() - started).toBeLessThan(1_000)
       expect(await session(gateway, stalled)).toEqual({ user: null, expiresAt: null })
-      // The IAM's 10 s limit ends the call; the failure is logged, never the token.
-      await expect.poll(() => gateway.output(), { timeout: 15_000 }).toMatch(/IAM không nhận được thông báo đăng xuất \(504/)
+      // The IAM's limit ends the call; the failure is logged, never the token.
+      await expect.poll(() => gateway.output(), { timeout: 5_000 }).toMatch(/IAM không nhận được thông báo đăng xuất \(504/)
       expect(gateway.output()).not.toContain(token!)
     }
     finally {
-      iam.state.scenario = 'normal'
+      stack.iam.state.scenario = 'normal'
     }
-  }, 30_000)
+  })
 })
 
 describe('GET /auth/session says when the session ends', () => {
   it('is the token\'s expiry for a short-lived token', async () => {
-    const gateway = await gatewayWith()
+    const gateway = await stack.gatewayWith()
     const before = Date.now()
     const cookie = await login(gateway, 'short-lived', 'short123')
     const after = Date.now()
@@ -89,7 +77,7 @@ describe('GET /auth/session says when the session ends', () => {
   })
 
   it('is the token\'s expiry of an hour for a usual IAM token', async () => {
-    const gateway = await gatewayWith()
+    const gateway = await stack.gatewayWith()
     const before = Date.now()
     const cookie = await login(gateway, 'admin', 'admin123')
     const after = Date.now()
@@ -99,7 +87,7 @@ describe('GET /auth/session says when the session ends', () => {
   })
 
   it('is the 8-hour end without a token expiry (mock mode)', async () => {
-    const gateway = await gatewayWith({ APP_AUTH_MOCK: 'true' })
+    const gateway = await stack.gatewayWith({ APP_AUTH_MOCK: 'true' })
     const before = Date.now()
     const cookie = await login(gateway, 'alice', 'x')
     const after = Date.now()
@@ -110,15 +98,15 @@ describe('GET /auth/session says when the session ends', () => {
 })
 
 describe('revocations shared through Redis', () => {
-  let redis: Awaited<ReturnType<typeof startRedis>>
+  let redis: RunningRedis
   let first: RunningGateway
   let second: RunningGateway
   let client: Redis
   beforeAll(async () => {
-    redis = await startRedis()
+    redis = await stack.redisServer()
     client = new Redis(redis.url)
     const env = { APP_REDIS_URL: redis.url }
-    ;[first, second] = await Promise.all([gatewayWith(env), gatewayWith(env)])
+    ;[first, second] = await Promise.all([stack.gatewayWith(env), stack.gatewayWith(env)])
   })
   afterAll(async () => {
     client?.disconnect()
@@ -153,6 +141,18 @@ describe('revocations shared through Redis', () => {
     expect(answer.status).toBe(403)
   })
 
+  it('keeps a revocation in Redis until the session\'s own 8-hour end, not a moment less or more', async () => {
+    const cookie = await login(first, 'viewer', 'viewer123')
+    const before = new Set(await client.keys('svc:rev:s:*'))
+    await logout(first, cookie)
+    await expect.poll(async () => (await client.keys('svc:rev:s:*')).filter(key => !before.has(key))).toHaveLength(1)
+    const [key] = (await client.keys('svc:rev:s:*')).filter(key => !before.has(key))
+    // Logged in and out a moment ago: what is left of 8 hours.
+    const ttl = await client.pttl(key!)
+    expect(ttl).toBeLessThanOrEqual(8 * HOUR)
+    expect(ttl).toBeGreaterThan(8 * HOUR - 60_000)
+  })
+
   it('checks requests without any Redis command: 1,000 proxied requests', async () => {
     const cookie = await login(first, 'viewer', 'viewer123')
     const calls = async () => {
@@ -176,7 +176,7 @@ describe('revocations shared through Redis', () => {
     expect(await session(first, cookie)).toEqual({ user: null, expiresAt: null })
     expect((await session(second, copy)).user?.id).toBe('u-sale')
     expect((await rawRequest(`${second.url}/api/orders`, { headers: { cookie: copy } })).status).toBe(200)
-    redis = await startRedis(redis.port)
+    redis = await stack.redisServer(redis.port)
     // Back: the other instance learns of the logout made during the outage.
     await expect.poll(async () => (await session(second, cookie)).user, { timeout: 15_000, interval: 200 }).toBeNull()
     expect((await session(second, copy)).user?.id).toBe('u-sale')

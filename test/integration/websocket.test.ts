@@ -2,31 +2,17 @@ import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { once } from 'node:events'
 import { Writable } from 'node:stream'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createWebSocketStream, WebSocket } from 'ws'
-import { startDevIam } from '../../dev/iam.mjs'
 import { PATTERN_CHUNK, patternChunk, patternSha256 } from '../../dev/pattern.mjs'
-import { gatewayPool, loginCookie } from '../helpers/gateway-pool'
-import { freePort, type RunningGateway } from '../helpers/gateway'
-import { rawConnection, rawRequest } from '../helpers/raw-http'
-import { digest, startWsBackend } from '../helpers/ws-backend'
+import { loginCookie } from '../support/login'
+import { freePort, type RunningGateway } from '../support/gateway'
+import { rawConnection, rawRequest } from '../support/raw-http'
+import { useStack } from '../support/stack'
+import { digest } from '../support/ws-backend'
 
-let iam: Awaited<ReturnType<typeof startDevIam>>
-let backend: Awaited<ReturnType<typeof startWsBackend>>
-let gateway: RunningGateway
-
-beforeAll(async () => {
-  iam = await startDevIam({ slowMs: 11_000 })
-  backend = await startWsBackend()
-  gateway = await gatewayWith({ APP_TRUSTED_ORIGINS: 'https://partner.example' })
-})
-afterAll(async () => {
-  await backend?.close()
-  await iam?.close()
-})
-
-const gatewayWith = gatewayPool(() => ({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: backend.url }))
-const login = (username = 'sale', password = 'sale123', at = gateway) => loginCookie(at, username, password)
+const stack = useStack({ backend: 'ws', gateway: { APP_TRUSTED_ORIGINS: 'https://partner.example' } })
+const login = (username = 'sale', password = 'sale123', at = stack.gateway) => loginCookie(at, username, password)
 
 const wsUrl = (at: RunningGateway, path: string) => `${at.url.replace(/^http/, 'ws')}${path}`
 
@@ -61,15 +47,15 @@ async function refusal(promise: Promise<WebSocket>) {
 }
 
 describe('the tunnel', () => {
-  it('echoes through the gateway; the backend sees the Bearer token, the request id and no cookie', async () => {
+  it('echoes through the stack.gateway; the backend sees the Bearer token, the request id and no cookie', async () => {
     const cookie = await login()
-    const before = backend.handshakes.length
-    const ws = await open(wsUrl(gateway, '/api/live/echo?room=1'), { cookie, 'origin': gateway.url, 'x-request-id': 'ws-1' })
+    const before = stack.ws.handshakes.length
+    const ws = await open(wsUrl(stack.gateway, '/api/live/echo?room=1'), { cookie, 'origin': stack.gateway.url, 'x-request-id': 'ws-1' })
     ws.send('xin chào')
     expect(await nextMessage(ws)).toBe('xin chào')
     ws.send(Buffer.alloc(200_000, 7))
     expect((await new Promise<Buffer>(resolve => ws.once('message', data => resolve(data as Buffer)))).equals(Buffer.alloc(200_000, 7))).toBe(true)
-    const seen = backend.handshakes[before]!
+    const seen = stack.ws.handshakes[before]!
     expect(seen.url).toBe('/live/echo?room=1')
     expect(seen.headers.authorization).toMatch(/^Bearer dev\./)
     expect(seen.headers.cookie).toBeUndefined()
@@ -82,40 +68,40 @@ describe('the tunnel', () => {
   })
 
   it('sends no Authorization without a session, and drops a client\'s own', async () => {
-    const before = backend.handshakes.length
-    const ws = await open(wsUrl(gateway, '/api/live/echo'), { authorization: 'Bearer forged' })
-    expect(backend.handshakes[before]!.headers.authorization).toBeUndefined()
+    const before = stack.ws.handshakes.length
+    const ws = await open(wsUrl(stack.gateway, '/api/live/echo'), { authorization: 'Bearer forged' })
+    expect(stack.ws.handshakes[before]!.headers.authorization).toBeUndefined()
     ws.terminate()
   })
 
-  it('refuses a cross-site Origin with 403 before the backend; a listed origin and no Origin pass', async () => {
+  it('refuses a cross-site Origin with 403 before the stack.ws; a listed origin and no Origin pass', async () => {
     const cookie = await login()
-    const before = backend.handshakes.length
-    for (const origin of ['https://evil.example', 'null', `http://localhost:${gateway.port}`]) {
-      const error = await refusal(open(wsUrl(gateway, '/api/live/echo'), { cookie, origin }))
+    const before = stack.ws.handshakes.length
+    for (const origin of ['https://evil.example', 'null', `http://localhost:${stack.gateway.port}`]) {
+      const error = await refusal(open(wsUrl(stack.gateway, '/api/live/echo'), { cookie, origin }))
       expect(error.status).toBe(403)
       expect(JSON.parse(error.body)).toEqual({ statusCode: 403, statusMessage: 'Yêu cầu khác nguồn gốc bị từ chối.', message: 'Yêu cầu khác nguồn gốc bị từ chối.' })
     }
-    expect(backend.handshakes.length).toBe(before)
+    expect(stack.ws.handshakes.length).toBe(before)
     for (const headers of [{ cookie, origin: 'https://partner.example' }, { cookie }]) {
-      const ws = await open(wsUrl(gateway, '/api/live/echo'), headers)
+      const ws = await open(wsUrl(stack.gateway, '/api/live/echo'), headers)
       ws.terminate()
     }
-    expect(backend.handshakes.length).toBe(before + 2)
+    expect(stack.ws.handshakes.length).toBe(before + 2)
   })
 
   it('passes the backend\'s refusal on as it is (401 with its body)', async () => {
-    const error = await refusal(open(wsUrl(gateway, '/api/live/refuse')))
+    const error = await refusal(open(wsUrl(stack.gateway, '/api/live/refuse')))
     expect(error.status).toBe(401)
     expect(JSON.parse(error.body)).toEqual({ message: 'Chưa đăng nhập.' })
     expect(error.headers['x-request-id']).toBeTruthy()
   })
 
   it('refuses `..`, paths outside /api and app routes, without reaching the backend', async () => {
-    const before = backend.handshakes.length
+    const before = stack.ws.handshakes.length
     const sockets: Socket[] = []
     const handshake = (path: string) => {
-      const { socket, received } = rawConnection(gateway.port)
+      const { socket, received } = rawConnection(stack.gateway.port)
       sockets.push(socket)
       socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`)
       return expect.poll(received).toMatch(/\r\n\r\n\{.*\}$/s).then(() => received())
@@ -124,18 +110,18 @@ describe('the tunnel', () => {
     expect(await handshake('/api/live/%2e%2e/secret')).toMatch(/^HTTP\/1\.1 400 /)
     expect(await handshake('/auth/session')).toMatch(/^HTTP\/1\.1 404 [^]*"Không có WebSocket ở đường dẫn này\."/)
     expect(await handshake('/api/health')).toMatch(/^HTTP\/1\.1 404 /)
-    expect(backend.handshakes.length).toBe(before)
+    expect(stack.ws.handshakes.length).toBe(before)
     // The gateway closes each of these connections itself once its answer is out.
     await expect.poll(() => sockets.every(socket => socket.readableEnded || socket.destroyed)).toBe(true)
     for (const socket of sockets) socket.destroy()
   })
 
   it('answers 502 when the backend cannot be reached, 504 when it does not answer the handshake', async () => {
-    const unreachable = await gatewayWith({ APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
+    const unreachable = await stack.gatewayWith({ APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
     const error = await refusal(open(wsUrl(unreachable, '/api/live/echo')))
     expect(error.status).toBe(502)
     expect(JSON.parse(error.body).statusMessage).toBe('Không kết nối được máy chủ API.')
-    const impatient = await gatewayWith({ APP_API_PROXY_TARGET: backend.url, APP_API_PROXY_TIMEOUT: '500' })
+    const impatient = await stack.gatewayWith({ APP_API_PROXY_TARGET: stack.ws.url, APP_API_PROXY_TIMEOUT: '500' })
     const silent = await refusal(open(wsUrl(impatient, '/api/live/hang')))
     expect(silent.status).toBe(504)
     expect(JSON.parse(silent.body).statusMessage).toBe('Máy chủ API không phản hồi.')
@@ -145,11 +131,11 @@ describe('the tunnel', () => {
 describe('flow', () => {
   it('carries 64 MiB to a slow reader intact, with the gateway\'s memory flat', async () => {
     const total = 64 * 1024 * 1024
-    const ws = await open(wsUrl(gateway, `/api/live/flood?bytes=${total}`))
-    const baseline = rss(gateway)
+    const ws = await open(wsUrl(stack.gateway, `/api/live/flood?bytes=${total}`))
+    const baseline = rss(stack.gateway)
     let peak = baseline
     const sampler = setInterval(() => {
-      peak = Math.max(peak, rss(gateway))
+      peak = Math.max(peak, rss(stack.gateway))
     }, 50)
     const received = digest()
     // A reader that takes 2 ms per 64 KiB message: the backend is far faster, so the tunnel must hold it back.
@@ -168,35 +154,35 @@ describe('flow', () => {
 
   it('carries 64 MiB from a fast sender to a slow backend intact, with the gateway\'s memory flat', async () => {
     const total = 64 * 1024 * 1024
-    const ws = await open(wsUrl(gateway, '/api/live/sink'))
-    const baseline = rss(gateway)
+    const ws = await open(wsUrl(stack.gateway, '/api/live/sink'))
+    const baseline = rss(stack.gateway)
     let peak = baseline
     const sampler = setInterval(() => {
-      peak = Math.max(peak, rss(gateway))
+      peak = Math.max(peak, rss(stack.gateway))
     }, 50)
-    const before = backend.sinks.length
+    const before = stack.ws.sinks.length
     const stream = createWebSocketStream(ws)
     for (let i = 0; i < total / PATTERN_CHUNK; i++) {
       if (!stream.write(patternChunk(i))) await once(stream, 'drain')
     }
     stream.end()
-    await expect.poll(() => backend.sinks.length, { timeout: 60_000 }).toBe(before + 1)
+    await expect.poll(() => stack.ws.sinks.length, { timeout: 60_000 }).toBe(before + 1)
     clearInterval(sampler)
-    expect(backend.sinks[before]).toEqual({ bytes: total, sha256: patternSha256(total) })
+    expect(stack.ws.sinks[before]).toEqual({ bytes: total, sha256: patternSha256(total) })
     expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(32)
   }, 120_000)
 
   it('closing either side closes the other', async () => {
-    const clientSide = await open(wsUrl(gateway, '/api/live/echo'))
-    await expect.poll(() => backend.sockets.size).toBeGreaterThan(0)
-    const [serverSide] = [...backend.sockets].slice(-1)
+    const clientSide = await open(wsUrl(stack.gateway, '/api/live/echo'))
+    await expect.poll(() => stack.ws.sockets.size).toBeGreaterThan(0)
+    const [serverSide] = [...stack.ws.sockets].slice(-1)
     const serverClosed = closed(serverSide!)
     clientSide.close(1000, 'bye')
     expect(await serverClosed).toBe(1000)
 
-    const second = await open(wsUrl(gateway, '/api/live/echo'))
-    await expect.poll(() => backend.sockets.size).toBeGreaterThan(0)
-    const [other] = [...backend.sockets].slice(-1)
+    const second = await open(wsUrl(stack.gateway, '/api/live/echo'))
+    await expect.poll(() => stack.ws.sockets.size).toBeGreaterThan(0)
+    const [other] = [...stack.ws.sockets].slice(-1)
     const clientClosed = closed(second)
     other!.terminate() // no close frame: the TCP connection just ends
     expect(await clientClosed).toBe(1006)
@@ -206,10 +192,10 @@ describe('flow', () => {
 describe('session end', () => {
   it('a logout (revocation) closes the tunnel it opened within seconds; other tunnels stay', async () => {
     const cookie = await login()
-    const ws = await open(wsUrl(gateway, '/api/live/echo'), { cookie })
-    const anonymous = await open(wsUrl(gateway, '/api/live/echo'))
+    const ws = await open(wsUrl(stack.gateway, '/api/live/echo'), { cookie })
+    const anonymous = await open(wsUrl(stack.gateway, '/api/live/echo'))
     const ended = closed(ws)
-    expect((await rawRequest(`${gateway.url}/auth/logout`, { headers: { cookie } })).status).toBe(302)
+    expect((await rawRequest(`${stack.gateway.url}/auth/logout`, { headers: { cookie } })).status).toBe(302)
     await ended
     anonymous.send('still here')
     expect(await nextMessage(anonymous)).toBe('still here')
@@ -218,7 +204,7 @@ describe('session end', () => {
 
   it('a token that expires closes its tunnel', async () => {
     const cookie = await login('short-lived', 'short123')
-    const ws = await open(wsUrl(gateway, '/api/live/echo'), { cookie })
+    const ws = await open(wsUrl(stack.gateway, '/api/live/echo'), { cookie })
     const started = Date.now()
     await closed(ws)
     // The token lives 2 s; the sweep runs every second.
@@ -229,7 +215,7 @@ describe('session end', () => {
 describe('metrics and shutdown', () => {
   it('counts open tunnels, and SIGTERM ends them cleanly and exits 0', async () => {
     const metricsPort = await freePort()
-    const observed = await gatewayWith({ APP_METRICS_PORT: String(metricsPort) })
+    const observed = await stack.gatewayWith({ APP_METRICS_PORT: String(metricsPort) })
     const ws = await open(wsUrl(observed, '/api/live/echo'))
     const scrape = async () => (await rawRequest(`http://127.0.0.1:${metricsPort}/metrics`)).body
     expect(await scrape()).toMatch(/^svc_gateway_open_tunnels 1$/m)

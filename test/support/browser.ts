@@ -2,9 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type BrowserContext } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
-import { startSampleBackend } from '../../dev/backend.mjs'
-import { startDevIam } from '../../dev/iam.mjs'
-import { startGateway, type RunningGateway } from './gateway'
+import { useStack, type Stack, type StackOptions } from './stack'
 
 export const SCREENSHOTS = fileURLToPath(new URL('../e2e/screenshots/', import.meta.url))
 
@@ -20,36 +18,33 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /** The whole demo stack for a browser test file: development IAM, sample backend, the built gateway, Chromium. */
-export interface BrowserStack {
-  iam: Awaited<ReturnType<typeof startDevIam>>
-  backend: Awaited<ReturnType<typeof startSampleBackend>>
-  gateway: RunningGateway
+export interface BrowserStack extends Stack {
   browser: Browser
+  /** A fresh browser context for each test, closed after it. */
+  context: BrowserContext
 }
 
 /**
- * Starts the stack before the file's tests and stops it after them; a fresh browser context per test
- * (`stack.context`), closed after it.
+ * The harness's stack (test/support/stack.ts) with the sample backend and a gateway, plus Chromium, started before the
+ * file's tests and stopped after them; a fresh browser context per test (`stack.context`), closed after it.
  */
-export function useBrowserStack(): BrowserStack & { context: BrowserContext } {
-  const stack = {} as BrowserStack & { context: BrowserContext }
+export function useBrowserStack(options: StackOptions = {}): BrowserStack {
+  const stack = useStack({ backend: 'sample', gateway: {}, ...options })
+  const browser = { browser: undefined as Browser | undefined, context: undefined as BrowserContext | undefined }
   beforeAll(async () => {
-    stack.iam = await startDevIam()
-    stack.backend = await startSampleBackend({ iamUrl: stack.iam.url })
-    stack.gateway = await startGateway({ APP_AUTH_BASE_URL: stack.iam.url, APP_API_PROXY_TARGET: stack.backend.url })
-    stack.browser = await launchChromium()
+    browser.browser = await launchChromium()
   })
   afterAll(async () => {
-    await stack.browser?.close()
-    await stack.gateway?.stop()
-    await stack.backend?.close()
-    await stack.iam?.close()
+    await browser.browser?.close()
   })
   beforeEach(async () => {
-    stack.context = await stack.browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'vi-VN' })
+    browser.context = await browser.browser!.newContext({ viewport: { width: 1280, height: 800 }, locale: 'vi-VN' })
   })
   afterEach(async () => {
-    await stack.context?.close()
+    await browser.context?.close()
   })
-  return stack
+  return Object.defineProperties(stack, {
+    browser: { get: () => browser.browser, enumerable: true },
+    context: { get: () => browser.context, enumerable: true },
+  }) as BrowserStack
 }

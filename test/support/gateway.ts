@@ -35,11 +35,26 @@ export interface RunningGateway {
 
 /**
  * Starts the built playground (`npm run build` first), or another built app's server `entry`, with the given APP_*
- * variables, on a free loopback port, and waits until it answers.
+ * variables, on a free loopback port, and waits until it answers. A port taken between its choice and the gateway's
+ * listen (another test file in parallel) is chosen again.
  */
 export async function startGateway(env: Record<string, string>, entry = SERVER_ENTRY): Promise<RunningGateway> {
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first`)
-  const port = await freePort()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const gateway = await spawnGateway(env, entry, await freePort())
+      started.push(gateway)
+      return gateway
+    }
+    catch (error) {
+      if (!(error instanceof PortTaken) || attempt === 5) throw error
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function spawnGateway(env: Record<string, string>, entry: string, port: number): Promise<RunningGateway> {
   const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), APP_SESSION_SECRET: TEST_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,31 +62,30 @@ export async function startGateway(env: Record<string, string>, entry = SERVER_E
   let output = ''
   let stderr = ''
   let stdout = ''
-  const collect = (chunk: Buffer) => {
-    output += chunk
-  }
-  child.stdout!.on('data', collect)
-  child.stderr!.on('data', collect)
   child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk
     stderr += chunk
   })
   child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk
     stdout += chunk
   })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 20_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`gateway exited (${child.exitCode}):\n${output}`)
-    try {
-      await fetch(`${url}/auth/session`)
-      break
+  // Nitro says `Listening on …` once its own listen succeeded: a server that answers before that is another one.
+  while (!output.includes('Listening on ')) {
+    if (child.exitCode !== null) {
+      if (output.includes('EADDRINUSE')) throw new PortTaken(output)
+      throw new Error(`gateway exited (${child.exitCode}):\n${output}`)
     }
-    catch {
-      if (Date.now() > deadline) throw new Error(`gateway did not start:\n${output}`)
-      await new Promise(resolve => setTimeout(resolve, 100))
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`gateway did not start:\n${output}`)
     }
+    await new Promise(resolve => setTimeout(resolve, 20))
   }
-  const gateway: RunningGateway = {
+  await fetch(`${url}/healthz`)
+  return {
     url,
     port,
     output: () => output,
@@ -85,11 +99,9 @@ export async function startGateway(env: Record<string, string>, entry = SERVER_E
       child.kill('SIGTERM')
     }),
   }
-  started.push(gateway)
-  return gateway
 }
 
-/** Every gateway started by the current test file (see test/helpers/clean-stderr.ts). */
+/** Every gateway started by the current test file (see test/support/clean-output.ts). */
 export const started: RunningGateway[] = []
 
 /**

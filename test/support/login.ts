@@ -1,22 +1,10 @@
-import { afterAll, expect } from 'vitest'
-import { cookiePair, startGateway, type RunningGateway } from './gateway'
-import { rawRequest } from './raw-http'
+import { expect } from 'vitest'
+import { cookiePair, type RunningGateway } from './gateway'
+import { rawRequest, type RawAnswer } from './raw-http'
 
-/**
- * Starts gateways for one test file and stops every one of them when the file ends (registers an afterAll: call it at
- * the file's top level, after the file's own afterAll, so that the gateways stop before their IAM and backend close).
- * `shared()` gives the variables every gateway gets; it is read at each start, so it may use what a beforeAll set up.
- */
-export function gatewayPool(shared: () => Record<string, string>): (env?: Record<string, string>) => Promise<RunningGateway> {
-  const running: RunningGateway[] = []
-  afterAll(async () => {
-    await Promise.all(running.splice(0).map(gateway => gateway.stop()))
-  })
-  return async (env = {}) => {
-    const gateway = await startGateway({ ...shared(), ...env })
-    running.push(gateway)
-    return gateway
-  }
+/** POST /auth/login with a JSON body (and any extra headers), sent byte for byte. */
+export function postLogin(gateway: RunningGateway, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<RawAnswer> {
+  return rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 }
 
 /** The `svc_session=…` pair an answer sets (to send back as a Cookie header). */
@@ -26,7 +14,7 @@ export function sessionCookieOf(answer: { headers: Record<string, string | strin
 
 /** Logs in through a gateway, expecting 200, and returns the `svc_session=…` pair. */
 export async function loginCookie(gateway: RunningGateway, username: string, password: string): Promise<string> {
-  const answer = await rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) })
+  const answer = await postLogin(gateway, { username, password })
   expect(answer.status).toBe(200)
   return sessionCookieOf(answer)
 }

@@ -15,6 +15,13 @@ describe('checkEnvelope', () => {
     [{ code: 'X', message: '\u0000\r\n' }, { ok: false, message: REFUSED }],
     [{ code: 'X' }, { ok: false, message: REFUSED }],
     [{ code: 'X', message: 42 }, { ok: false, message: REFUSED }],
+    // Codes that only start like (or contain) the success code are refusals.
+    [{ code: 'API001', message: 'Gần đúng' }, { ok: false, message: 'Gần đúng' }],
+    [{ code: 'API0000', message: 'Gần đúng' }, { ok: false, message: 'Gần đúng' }],
+    [{ code: 'API00', message: 'Gần đúng' }, { ok: false, message: 'Gần đúng' }],
+    [{ code: ' API000', message: 'Gần đúng' }, { ok: false, message: 'Gần đúng' }],
+    [{ code: 'api000', message: 'Gần đúng' }, { ok: false, message: 'Gần đúng' }],
+    [{ code: 0, message: 'Gần đúng' }, { ok: false, message: 'Gần đúng' }],
   ])('%j', (response, expected) => {
     expect(checkEnvelope(response)).toEqual(expected)
   })

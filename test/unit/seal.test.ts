@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { fitSessionToBudget } from '../../server/core/budget'
 import { COOKIE_BUDGET_BYTES, serializeCookie, setCookieLineBytes } from '../../server/core/cookie'
 import { deriveSealKeys, liveToken, sealSession, SESSION_TTL_MS, unsealSession, type SessionPayload } from '../../server/core/seal'
+import { SessionCache } from '../../server/core/session-cache'
 
 const SECRET = 'a'.repeat(32)
 const OTHER = 'b'.repeat(32)
@@ -48,6 +49,17 @@ describe('sealSession / unsealSession', () => {
     ['padding', 'v1.AAAAAAAAAAAAAAAA=.AA.AAAAAAAAAAAAAAAAAAAAAA'], ['huge', `v1.${'A'.repeat(9000)}.A.A`],
   ])('refuses a malformed value (%s)', (_name, value) => {
     expect(unsealSession(value, keys, now)).toBeNull()
+  })
+
+  it.each(['v2', 'v0', 'V1', 'v11', 'v', '1', ''])('refuses a value sealed right with the right key but marked %j instead of v1', (marker) => {
+    const sealed = sealSession(payload, keys)
+    const remarked = `${marker}${sealed.slice(2)}`
+    expect(unsealSession(sealed, keys, now)).toEqual(payload)
+    expect(unsealSession(remarked, keys, now)).toBeNull()
+    // Nor from the cache of opened values, which knows this value's tag already.
+    const cache = new SessionCache(keys)
+    expect(cache.open(sealed, now)).toEqual(payload)
+    expect(cache.open(remarked, now)).toBeNull()
   })
 
   it('refuses the stray-bits twin of a valid part (non-canonical base64url)', () => {
@@ -120,6 +132,17 @@ describe('fitSessionToBudget', () => {
     const fit2 = fitSessionToBudget({ ...payload, accessToken: token, user: { ...user, permissions: many, roles } }, toSetCookie)
     expect(fit2.ok && fit2.trimmed).toBe('roles')
   })
+  it('counts the whole Set-Cookie line, attributes included: 4096 bytes fit, 4097 do not', () => {
+    const options = { maxAgeSeconds: 28_800, secure: true }
+    const line = (valueBytes: number) => serializeCookie('svc_session', 'v'.repeat(valueBytes), options)
+    // The value that makes the line `Set-Cookie: svc_session=<value>; Max-Age=…; Path=/; HttpOnly; …` exactly 4096 bytes.
+    const edge = 4096 - setCookieLineBytes(line(0))
+    expect(setCookieLineBytes(line(edge))).toBe(4096)
+    expect(line(edge)).toMatch(/; Max-Age=28800; Expires=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/)
+    expect(fitSessionToBudget(payload, () => line(edge))).toMatchObject({ ok: true, trimmed: 'none' })
+    expect(fitSessionToBudget(payload, () => line(edge + 1))).toEqual({ ok: false, bytes: 4097 })
+    expect(fitSessionToBudget(payload, candidate => line(candidate.user.permissions.length ? edge + 1 : edge))).toMatchObject({ ok: true, trimmed: 'permissions' })
+  })
   it('fails when even the bare session is too big', () => {
     const fit = fitSessionToBudget({ ...payload, accessToken: 't'.repeat(3200) }, toSetCookie)
     expect(fit.ok).toBe(false)
@@ -127,9 +150,7 @@ describe('fitSessionToBudget', () => {
   })
 })
 
-describe('SessionCache', async () => {
-  const { SessionCache } = await import('../../server/core/session-cache')
-
+describe('SessionCache', () => {
   it('opens like unsealSession and serves repeats from the cache, re-checking the 8-hour limit', () => {
     const cache = new SessionCache(keys, 2)
     const sealed = sealSession(payload, keys)
@@ -162,8 +183,7 @@ describe('sealed text', () => {
   })
 })
 
-describe('SessionCache keyed by tag', async () => {
-  const { SessionCache } = await import('../../server/core/session-cache')
+describe('SessionCache keyed by tag', () => {
   it('does not serve a cached payload for another value that ends with the same tag', () => {
     const cache = new SessionCache(keys)
     const sealed = sealSession(payload, keys)

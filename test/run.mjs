@@ -1,0 +1,89 @@
+// @ts-check
+/**
+ * `npm test`: the whole suite, in the order its parts need, as fast as two cores allow:
+ *   1. lint, beside the type check of the playground (after `nuxt prepare`, which the type check needs);
+ *   2. the playground's build (the integration and browser tests start it);
+ *   3. every vitest project in one run, files side by side (unit and components, integration, browser, consumer).
+ * It ends with one line per phase and its wall time, then the test counts. Exit code: 0 only when every phase passed.
+ * Arguments are handed to vitest (`npm test -- test/integration/limiter.test.ts`).
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const bin = name => join(root, 'node_modules/.bin', name)
+
+/** @type {Array<{ name: string, seconds: number, ok: boolean, note?: string }>} */
+const summary = []
+
+/**
+ * Runs one command; `quiet` keeps its output until it ends (for commands that run side by side), printed then.
+ * @param {string} name
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ quiet?: boolean, env?: Record<string, string> }} [options]
+ */
+function run(name, command, args, options = {}) {
+  const started = performance.now()
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', options.quiet ? 'pipe' : 'inherit', options.quiet ? 'pipe' : 'inherit'], env: { ...process.env, ...options.env } })
+    let output = ''
+    child.stdout?.on('data', (chunk) => {
+      output += chunk
+    })
+    child.stderr?.on('data', (chunk) => {
+      output += chunk
+    })
+    child.on('close', (code, signal) => {
+      const ok = code === 0
+      if (options.quiet) process.stdout.write(`\n── ${name} (${command} ${args.join(' ')}) ──\n${output}`)
+      summary.push({ name, seconds: (performance.now() - started) / 1000, ok, ...(ok ? {} : { note: `exit ${code ?? signal}` }) })
+      resolve(ok)
+    })
+  })
+}
+
+/** Prints the phase lines and the counts; exits with the suite's verdict. */
+function finish(/** @type {{ passed: number, failed: number, skipped: number } | undefined} */ counts, started) {
+  const width = Math.max(...summary.map(phase => phase.name.length))
+  process.stdout.write('\nnpm test, phase by phase (wall time; unit, integration, browser and consumer run side by side):\n')
+  for (const phase of summary) {
+    process.stdout.write(`  ${phase.name.padEnd(width)}  ${phase.seconds.toFixed(1).padStart(6)} s  ${phase.ok ? 'ok' : 'FAILED'}${phase.note ? ` (${phase.note})` : ''}\n`)
+  }
+  process.stdout.write(`  ${'total'.padEnd(width)}  ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s\n`)
+  if (counts) process.stdout.write(`tests: ${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}\n`)
+  process.exit(summary.every(phase => phase.ok) ? 0 : 1)
+}
+
+const started = performance.now()
+const checked = await Promise.all([
+  run('lint', bin('eslint'), ['.'], { quiet: true }),
+  run('prepare', bin('nuxt'), ['prepare', 'playground'], { quiet: true })
+    .then(ok => ok && run('typecheck', bin('nuxt'), ['typecheck', 'playground'], { quiet: true })),
+])
+if (!checked.every(Boolean) || !await run('build', bin('nuxt'), ['build', 'playground'])) finish(undefined, started)
+
+const scratch = mkdtempSync(join(tmpdir(), 'svc-test-'))
+const phasesFile = join(scratch, 'phases.json')
+const vitestStarted = performance.now()
+const passed = await run('vitest', bin('vitest'), ['run', ...process.argv.slice(2)], { env: { SVC_TEST_PHASES: phasesFile } })
+summary.pop()
+/** @type {import('./support/phase-reporter').PhaseTimes | undefined} */
+let times
+try {
+  times = JSON.parse(readFileSync(phasesFile, 'utf8'))
+}
+catch {
+  summary.push({ name: 'vitest', seconds: (performance.now() - vitestStarted) / 1000, ok: false, note: 'no test report' })
+}
+rmSync(scratch, { recursive: true, force: true })
+for (const name of ['unit', 'integration', 'browser', 'consumer']) {
+  const phase = times?.phases[name]
+  if (!phase) continue
+  summary.push({ name, seconds: (phase.endedAt - phase.startedAt) / 1000, ok: phase.failed === 0, note: `${phase.files} files, ${phase.passed} tests passed${phase.failed ? `, ${phase.failed} failed` : ''}` })
+}
+if (times && !passed) summary.push({ name: 'vitest', seconds: (performance.now() - vitestStarted) / 1000, ok: false, note: 'the run failed (see above)' })
+finish(times, started)
