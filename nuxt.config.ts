@@ -119,10 +119,14 @@ declare module 'vue' {
       accessLog: true,
       /** Port of the Prometheus /metrics listener; '' turns it off. @default '' */
       metricsPort: '',
-      /** Address the metrics listener binds. @default '0.0.0.0' */
-      metricsHost: '0.0.0.0',
+      /** Address the metrics listener binds: loopback until a deployment opens it (it has no authentication). @default '127.0.0.1' */
+      metricsHost: '127.0.0.1',
       /** Seconds in-flight requests and streams get to finish after SIGTERM. @default 30 */
       shutdownTimeout: 30,
+      /** WebSocket tunnels open at most per session (429 at the handshake beyond); 0: no limit. @default 32 */
+      wsMaxPerSession: 32,
+      /** WebSocket tunnels open at most per client address (429 at the handshake beyond); 0: no limit. @default 128 */
+      wsMaxPerClient: 128,
     },
   },
   compatibilityDate: '2026-01-01',

@@ -3,8 +3,8 @@
 /**
  * The path to request on the backend: the target's base path + what follows '/api' in the raw URL, joined as strings.
  * null when the URL is not under /api, holds malformed escapes, or any segment (decoded up to three times, split on
- * '/' and '\', ';' parameters removed) is '.' or '..',
- * so a request can never climb above the base path.
+ * '/' and '\\') is one a backend may read as another path (see isUnsafeSegment): a request can never climb above the
+ * base path, nor reach a path the router did not see.
  */
 export function backendPath(rawUrl: string, targetBasePath: string): string | null {
   if (!rawUrl.startsWith('/api')) return null
@@ -18,18 +18,32 @@ export function backendPath(rawUrl: string, targetBasePath: string): string | nu
   return joined.startsWith('/') ? joined : `/${joined}`
 }
 
-/** '.' or '..', once the segment's ';' parameters are removed (Tomcat and Jetty read '/..;/' as '/../'). */
-function isDotSegment(segment: string): boolean {
-  const name = segment.split(';')[0]
-  return name === '.' || name === '..'
+/** Characters a path needs for any of the checks below to matter; a plain path (the usual case) has none. */
+// eslint-disable-next-line no-control-regex
+const WORTH_A_LOOK = /[.%;\\\s\u0000-\u001F\u007F-\uFFFF]/
+
+/**
+ * A segment a backend may read as another path, or not as the router read it:
+ * - '.' or '..', or any name that ends in '.' once its ';' parameters are removed (Tomcat and Jetty read '/..;/' as
+ *   '/../'; Windows, IIS and some frameworks drop trailing dots, so 'revoke-user.' is 'revoke-user');
+ * - a control character anywhere (NUL ends a C string; URL parsers drop tabs and newlines);
+ * - white space at either end of the name (trimmed by some servers); white space inside a name stays ('a b');
+ * - any of these once compatibility characters are folded (NFKC: '．．' is '..', '／' is '/').
+ */
+function isUnsafeSegment(segment: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001F\u007F-\u009F]/.test(segment)) return true
+  const name = segment.split(';')[0]!
+  if (name.endsWith('.') || /^\s|\s$/.test(name)) return true
+  const folded = segment.normalize('NFKC')
+  return folded !== segment && (/[/\\]/.test(folded) || isUnsafeSegment(folded))
 }
 
 function climbs(path: string): boolean {
-  // A dot segment needs a '.', literal or escaped: most paths have neither and need no splitting.
-  if (!path.includes('.') && !path.includes('%')) return false
+  if (!WORTH_A_LOOK.test(path)) return false
   let text = path
   for (let round = 0; round < 3; round++) {
-    if (text.split(/[/\\]/).some(isDotSegment)) return true
+    if (text.split(/[/\\]/).some(isUnsafeSegment)) return true
     if (!text.includes('%')) return false
     let decoded: string
     try {

@@ -55,6 +55,8 @@ export interface GatewayConfig {
   metrics: { port: number, host: string }
   /** Seconds in-flight requests get to finish after SIGTERM. */
   shutdownTimeoutSeconds: number
+  /** WebSocket tunnels open at most per session and per client address (0: no limit). */
+  webSocketLimits: { perSession: number, perClient: number }
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -90,6 +92,8 @@ export interface RawGatewayConfig {
   metricsPort?: unknown
   metricsHost?: unknown
   shutdownTimeout?: unknown
+  wsMaxPerSession?: unknown
+  wsMaxPerClient?: unknown
 }
 
 /** The APP_* variable of a key path under runtimeConfig.svcGateway: ['auth', 'baseURL'] is APP_AUTH_BASE_URL. */
@@ -283,7 +287,11 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     },
     redisUrl: toText(raw.redisUrl),
     logging: parseLoggingConfig(raw),
-    metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, '0.0.0.0') || '0.0.0.0' },
+    metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, '127.0.0.1') || '127.0.0.1' },
     shutdownTimeoutSeconds: toInt(raw.shutdownTimeout, 30, 'APP_SHUTDOWN_TIMEOUT'),
+    webSocketLimits: {
+      perSession: toInt(raw.wsMaxPerSession, 32, 'APP_WS_MAX_PER_SESSION'),
+      perClient: toInt(raw.wsMaxPerClient, 128, 'APP_WS_MAX_PER_CLIENT'),
+    },
   }
 }

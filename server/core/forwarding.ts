@@ -74,7 +74,19 @@ export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: Fo
 /** Cookies only the gateway sets: a backend's Set-Cookie for them never reaches the browser. */
 const GATEWAY_COOKIE = /^\s*(svc_session|svc_device)\s*=/i
 
-/** The headers of the backend's answer sent on to the browser, with the request id; `dropped` counts removed cookies. */
+/**
+ * A backend Set-Cookie the browser must not get: one of the gateway's own cookies, or a nameless one (`=svc_session=x`,
+ * or no '=' before the first ';'): a browser keeps that as a cookie with an empty name, and sends it back as its bare
+ * value (`Cookie: svc_session=x`), a planted gateway cookie.
+ */
+function isForbiddenCookie(line: string): boolean {
+  if (GATEWAY_COOKIE.test(line)) return true
+  const pair = line.split(';', 1)[0]!
+  const equals = pair.indexOf('=')
+  return equals === -1 || pair.slice(0, equals).trim() === ''
+}
+
+/** The headers of the backend's answer sent on to the browser, with the request id; `dropped` counts removed cookies (see isForbiddenCookie). */
 export function browserResponseHeaders(incoming: HeaderMap, requestId: string): { headers: Record<string, string | string[]>, droppedCookies: number } {
   const headers = withoutHopHeaders(incoming, RESPONSE_DROPPED)
   headers['x-request-id'] = requestId
@@ -82,7 +94,7 @@ export function browserResponseHeaders(incoming: HeaderMap, requestId: string): 
   const cookies = headers['set-cookie']
   if (cookies !== undefined) {
     const lines = Array.isArray(cookies) ? cookies : [cookies]
-    const kept = lines.filter(line => !GATEWAY_COOKIE.test(line))
+    const kept = lines.filter(line => !isForbiddenCookie(line))
     droppedCookies = lines.length - kept.length
     if (kept.length) headers['set-cookie'] = kept
     else delete headers['set-cookie']

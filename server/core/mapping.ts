@@ -23,22 +23,40 @@ export function toScalarText(value: unknown): string {
   return ''
 }
 
-/** Codes out of a list of strings, or of objects read at `key`; empty and non-text entries are dropped. */
-function pickCodes(list: unknown, key: string, keep: (entry: Record<string, unknown>) => boolean = () => true): string[] {
+/**
+ * The most entries an IAM's roles or permissions list may hold for one user (real IAMs give tens to hundreds; the
+ * session cookie keeps none of a long list anyway). A longer list is refused, never worked through.
+ */
+export const MAX_MAPPED_ENTRIES = 10_000
+
+/** An IAM list longer than MAX_MAPPED_ENTRIES. */
+export class MappingLimitError extends Error {
+  override name = 'MappingLimitError'
+  constructor(readonly list: 'roles' | 'permissions', readonly count: number) {
+    super(`${list}: ${count} entries, more than ${MAX_MAPPED_ENTRIES}`)
+  }
+}
+
+/**
+ * Codes out of a list of strings, or of objects read at `key`; empty and non-text entries are dropped, repeats kept
+ * once (in first-seen order, linear time). Raises MappingLimitError for a list over MAX_MAPPED_ENTRIES.
+ */
+function pickCodes(what: 'roles' | 'permissions', list: unknown, key: string, keep: (entry: Record<string, unknown>) => boolean = () => true): string[] {
   if (!Array.isArray(list)) return []
-  const codes: string[] = []
+  if (list.length > MAX_MAPPED_ENTRIES) throw new MappingLimitError(what, list.length)
+  const codes = new Set<string>()
   for (const entry of list) {
     const code = entry !== null && typeof entry === 'object'
       ? (keep(entry as Record<string, unknown>) ? toScalarText((entry as Record<string, unknown>)[key]) : '')
       : toScalarText(entry)
-    if (code && !codes.includes(code)) codes.push(code)
+    if (code) codes.add(code)
   }
-  return codes
+  return [...codes]
 }
 
 /** Role codes at mapping.roles (strings, or objects read at mapping.roleKey). */
 export function mapRoles(response: unknown, mapping: IamMapping): string[] {
-  return pickCodes(getByPath(response, mapping.roles), mapping.roleKey)
+  return pickCodes('roles', getByPath(response, mapping.roles), mapping.roleKey)
 }
 
 /**
@@ -47,7 +65,7 @@ export function mapRoles(response: unknown, mapping: IamMapping): string[] {
  */
 export function mapPermissions(response: unknown, mapping: IamMapping): string[] {
   const type = mapping.permissionType
-  return pickCodes(getByPath(response, mapping.permissions), mapping.permissionKey,
+  return pickCodes('permissions', getByPath(response, mapping.permissions), mapping.permissionKey,
     entry => !type || toScalarText(entry[mapping.permissionTypeKey]) === type)
 }
 

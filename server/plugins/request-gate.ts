@@ -34,7 +34,8 @@ type ViewedRequest = IncomingMessage & { [VIEW]?: GateView }
 
 /**
  * The gateway's gate, ahead of all of Nitro's per-request work (hooks, route rules, middleware, router):
- * 0. a request id (the client's `X-Request-Id` when it is sane) on every answer, the access line and the metrics;
+ * 0. a request target that is not a path (absolute form, `*`) is 400, echoing nothing;
+ *    a request id (the client's `X-Request-Id` when it is sane) on every answer, the access line and the metrics;
  *    /healthz and /readyz answered here, outside every rule below;
  * 1. the cross-origin rule for every unsafe request, whatever its path and spelling;
  * 2. 405 for a contract route called with a method it does not have (HEAD is served as GET);
@@ -106,6 +107,12 @@ export default defineNitroPlugin((nitroApp) => {
     const { requestId, exchange } = begin(req, res, view, contract?.group ?? (api ? 'api' : probe ? 'probe' : 'page'))
     event.context.requestId = requestId
     const method = req.method ?? 'GET'
+    // Only origin-form targets ('/path'): an absolute-form one (`GET http://other.test/x`) is no path of ours, and
+    // nothing of it is echoed.
+    if (req.url?.[0] !== '/') {
+      sendGatewayError(res, new GatewayError(400, MESSAGES.requestTargetInvalid, { connection: 'close' }))
+      return done
+    }
 
     if (probe) return answerProbe(probe, req, res)
     if (refusal) {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 import type { H3Event } from 'h3'
 import { clientInfo } from '../core/forwarding'
+import { capLogField } from '../core/log-field'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, RequestError } from './gateway-error'
 import { IamRefusal } from './iam-client'
@@ -64,7 +65,12 @@ export async function auditedAttempt<T>(event: H3Event, kind: 'login' | 'otp', r
   }
 }
 
-/** One audit line (type 'audit'), at info level unless said otherwise. */
+/**
+ * One audit line (type 'audit'), at info level unless said otherwise. Every text field is capped (capLogField: 128
+ * characters, marked as cut): a username, an application code or a name comes from a client or an IAM.
+ */
 export function audit(event: H3Event | undefined, name: string, fields: Record<string, unknown>, level: 'info' | 'warn' = 'info'): void {
-  useLogger()[level]({ type: 'audit', event: name, ...fields, ...(event ? requestFields(event) : {}) }, name)
+  const capped: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(fields)) capped[key] = typeof value === 'string' ? capLogField(value) : value
+  useLogger()[level]({ type: 'audit', event: name, ...capped, ...(event ? requestFields(event) : {}) }, name)
 }

@@ -22,6 +22,7 @@ export const MESSAGES = {
   bodyTooLarge: 'Dữ liệu gửi lên quá lớn.',
   iamUnreachable: 'Không kết nối được IAM.',
   apiPathInvalid: 'Đường dẫn API không hợp lệ.',
+  requestTargetInvalid: 'Đường dẫn yêu cầu không hợp lệ.',
   apiUnreachable: 'Không kết nối được máy chủ API.',
   apiTimeout: 'Máy chủ API không phản hồi.',
   internal: 'Lỗi máy chủ nội bộ.',
@@ -30,7 +31,10 @@ export const MESSAGES = {
   notJson: 'Dữ liệu gửi lên phải ở dạng JSON.',
   bodyTimeout: 'Hết thời gian chờ dữ liệu gửi lên.',
   iamInvalid: 'IAM trả dữ liệu không hợp lệ.',
+  iamTooLarge: 'IAM trả dữ liệu quá lớn (tối đa 1 MiB).',
+  iamTooManyEntries: 'IAM trả quá nhiều vai trò hoặc quyền (tối đa 10.000).',
   webSocketNotFound: 'Không có WebSocket ở đường dẫn này.',
+  tooManyTunnels: 'Quá nhiều kết nối WebSocket đang mở.',
   upgradeUnsupported: 'Chỉ hỗ trợ nâng cấp kết nối lên WebSocket (GET).',
   shuttingDown: 'Máy chủ đang dừng.',
 } as const

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import type { AuthClientOption, AuthUser, LoginCredentials, OtpSendRequest } from '../../shared/types'
 import { deviceNameFromUserAgent } from '../core/device'
-import { getByPath, mapClients, mapExpiresAt, mapIamUser, mapToken, toScalarText } from '../core/mapping'
+import { getByPath, mapClients, mapExpiresAt, mapIamUser, mapToken, MappingLimitError, MAX_MAPPED_ENTRIES, toScalarText } from '../core/mapping'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES } from './gateway-error'
 import { callIam, expectIamSuccess } from './iam-client'
@@ -23,7 +23,14 @@ function deviceFields(event: H3Event) {
 export async function fetchIamUser(accessToken: string, login?: unknown): Promise<AuthUser> {
   const { config } = useGatewayConfig()
   const answer = await callIam({ endpoint: 'userInfo', method: 'POST', path: config.endpoints.userInfo, headers: { authorization: accessToken } })
-  return mapIamUser(expectIamSuccess(answer), config.mapping, login)
+  try {
+    return mapIamUser(expectIamSuccess(answer), config.mapping, login)
+  }
+  catch (error) {
+    if (!(error instanceof MappingLimitError)) throw error
+    useLogger().warn({ list: error.list, count: error.count, max: MAX_MAPPED_ENTRIES }, `IAM trả ${error.count} mục ${error.list}, quá giới hạn ${MAX_MAPPED_ENTRIES}: từ chối.`)
+    throw new GatewayError(502, MESSAGES.iamTooManyEntries)
+  }
 }
 
 /** The IAM login, then user-info: the user with full roles and permissions, the token and its expiry. */

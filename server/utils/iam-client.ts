@@ -2,10 +2,11 @@ import { Agent, request } from 'undici'
 import { checkEnvelope } from '../core/envelope'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, iamTimeoutMessage, MESSAGES } from './gateway-error'
+import { useLogger } from './logger'
 import { useMetrics, type IamEndpoint } from './metrics'
 
-/** An IAM answer larger than this is treated as a failure (it would never fit a session anyway). */
-const MAX_IAM_RESPONSE_BYTES = 1024 * 1024
+/** An IAM answer larger than this is refused (502, logged): it would never fit a session anyway. */
+export const MAX_IAM_RESPONSE_BYTES = 1024 * 1024
 
 /** Keep-alive connections to the IAM, shared by all routes. */
 const iamAgent = new Agent({ keepAliveTimeout: 30_000, connections: 64 })
@@ -53,7 +54,7 @@ export async function callIam(call: IamCall): Promise<IamAnswer> {
   }
   catch (error) {
     const status = error instanceof GatewayError ? error.statusCode : 0
-    const reason = status === 504 ? 'timeout' : status === 502 && error instanceof GatewayError && error.statusMessage === MESSAGES.iamInvalid ? 'invalid' : 'unreachable'
+    const reason = status === 504 ? 'timeout' : status === 502 && error instanceof GatewayError && (error.statusMessage === MESSAGES.iamInvalid || error.statusMessage === MESSAGES.iamTooLarge) ? 'invalid' : 'unreachable'
     metrics.iamFailures.inc({ endpoint: call.endpoint, reason })
     throw error
   }
@@ -84,7 +85,8 @@ async function requestIam(call: IamCall): Promise<IamAnswer> {
       size += chunk.length
       if (size > MAX_IAM_RESPONSE_BYTES) {
         response.body.destroy()
-        throw new GatewayError(502, MESSAGES.iamInvalid)
+        useLogger().warn({ endpoint: call.endpoint, maxBytes: MAX_IAM_RESPONSE_BYTES }, 'IAM trả dữ liệu lớn hơn 1 MiB: đã bỏ.')
+        throw new GatewayError(502, MESSAGES.iamTooLarge)
       }
       chunks.push(chunk)
     }

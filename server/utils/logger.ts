@@ -3,6 +3,7 @@ import { format } from 'node:util'
 import { pino, type Logger } from 'pino'
 import pretty from 'pino-pretty'
 import { accessLineMembers, jsonString, type AccessLine } from '../core/access-line'
+import { withoutQueries } from '../core/log-field'
 import type { LoggingConfig } from '../core/config'
 import { batchedStdout, type LineDestination } from './log-destination'
 
@@ -114,7 +115,7 @@ export function setLogger(next: Logger): Logger {
  * so that stdout holds nothing but log lines. Production only: the dev server keeps its own console.
  */
 export function routeConsoleToLogger(log: Logger): void {
-  const write = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => log[level](format(...args))
+  const write = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => log[level](withoutQueries(format(...args)))
   console.debug = write('debug')
   console.log = write('info')
   console.info = write('info')

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { NitroApp } from 'nitropack/types'
 import type { Logger } from './logger'
 import { enableMetrics } from './metrics'
@@ -12,7 +13,7 @@ export function isMetricsServer(server: Server): boolean {
 
 /**
  * Serves the metrics in Prometheus' text format at GET /metrics on their own listener (APP_METRICS_PORT on
- * APP_METRICS_HOST), never on the public port. A port that cannot be bound stops the start, naming the variable.
+ * APP_METRICS_HOST, loopback by default: it has no authentication), never on the public port. A port that cannot be bound stops the start, naming the variable.
  */
 export function startMetricsListener(nitroApp: NitroApp, options: { port: number, host: string }, log: Logger): void {
   const { registry } = enableMetrics()
@@ -39,6 +40,10 @@ export function startMetricsListener(nitroApp: NitroApp, options: { port: number
     log.fatal({ error: error.message }, `APP_METRICS_PORT: không mở được ${options.host}:${options.port} (${error.code ?? error.message}).`)
     process.exit(1)
   })
-  server.listen(options.port, options.host, () => log.info({ port: options.port, host: options.host }, `số liệu Prometheus tại http://${options.host}:${options.port}/metrics`))
+  server.listen(options.port, options.host, () => {
+    // The address the socket really holds, read back from it.
+    const { address, port } = server.address() as AddressInfo
+    log.info({ port, host: address }, `số liệu Prometheus tại http://${address}:${port}/metrics`)
+  })
   nitroApp.hooks.hook('close', () => new Promise<void>(resolve => server.close(() => resolve())))
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 import type { AccessLine } from '../core/access-line'
 import { clientInfo } from '../core/forwarding'
+import { capLogField } from '../core/log-field'
 import { useGatewayConfig } from './gateway-config'
 import { accessLineWriter, useLogger } from './logger'
 import { useMetrics, type RouteGroup } from './metrics'
@@ -10,12 +11,12 @@ import { workStarted } from './shutdown'
 /** An access line's path is cut at this length (the query is never written: it may hold anything). */
 const MAX_LOGGED_PATH = 2048
 
-/** The path of a request URL without its query, cut to MAX_LOGGED_PATH. */
+/** The path of a request URL without its query, cut to MAX_LOGGED_PATH (marked as cut, see capLogField). */
 export function loggedPath(url: string | undefined): string {
   const raw = url ?? '/'
   const query = raw.indexOf('?')
   const path = query === -1 ? raw : raw.slice(0, query)
-  return path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path
+  return capLogField(path, MAX_LOGGED_PATH)
 }
 
 /** What an access line says of one exchange (a request, or a WebSocket tunnel when it closes). */

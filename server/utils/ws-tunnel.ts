@@ -6,6 +6,7 @@ import type { TLSSocket } from 'node:tls'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { acceptedRequestId, backendUpgradeHeaders, browserResponseHeaders, clientInfo, forwardContext } from '../core/forwarding'
+import { OpenSlots } from '../core/open-slots'
 import { isSameOriginHandshake } from '../core/origin-check'
 import { rawErrorResponse, rawResponseHead } from '../core/raw-response'
 import { decideApiRequest, isApiPath, routerPath, type RouteDecider } from '../core/route-match'
@@ -31,6 +32,8 @@ interface Tunnel {
 
 const tunnels = new Set<Tunnel>()
 let sweeper: NodeJS.Timeout | undefined
+/** Tunnels open, and handshakes under way, per session id and per client address (APP_WS_MAX_PER_*). */
+const slots = new OpenSlots()
 
 /** A tunnel opened with a session ends with it: its 8-hour end, the token's expiry, or a revocation. */
 function sweepEndedSessions(): void {
@@ -126,6 +129,13 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
 
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
+  // A slot per session and per client address, from the handshake on (a burst cannot slip past), given back when the
+  // client's connection closes: a refused handshake and an ended tunnel alike.
+  const { perSession, perClient } = config.webSocketLimits
+  const release = slots.take(session ? [[`s:${session.sid}`, perSession], [`c:${client.ip}`, perClient]] : [[`c:${client.ip}`, perClient]])
+  if (!release) return fail(new GatewayError(429, MESSAGES.tooManyTunnels))
+  if (socket.destroyed) return release()
+  socket.once('close', release)
   const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, liveToken(session)))
   try {
     runProxyRequestHooks(headers, req)

@@ -233,6 +233,7 @@ describe('logout and hostile redirects', () => {
 
   it.each([
     ['//evil.example/x', '/'], ['https://evil.example', '/'], ['/\\evil.example', '/'], ['javascript:alert(1)', '/'],
+    ['/.//evil.example', '/'], ['/%2e%2e//evil.example', '/'],
     // An escaped tab is no tab: an internal path (of this origin) that the page keeps.
     ['/%09/evil.example', '/%09/evil.example'],
   ])(
@@ -250,6 +251,18 @@ describe('logout and hostile redirects', () => {
       expect(after.origin).toBe(stack.gateway.url)
       expect(after.pathname === landing || (after.pathname === '/auth/login' && after.searchParams.get('redirect') === landing)).toBe(true)
     })
+
+  it.each(['/.//evil.example', '/..//evil.example', '/x/..//evil.example', '/%2e%2e//evil.example'])('keeps a signed-in user sent to /auth/login?redirect=%s on our origin, at home', async (redirect) => {
+    await loginAs('viewer', 'viewer123')
+    const leaving: string[] = []
+    page.on('request', (request) => {
+      if (!request.url().startsWith(stack.gateway.url)) leaving.push(request.url())
+    })
+    await page.goto(url(`/auth/login?redirect=${encodeURIComponent(redirect)}`))
+    await page.waitForLoadState('networkidle')
+    expect(page.url()).toBe(url('/'))
+    expect(leaving).toEqual([])
+  })
 
   it('sends a signed-in user who opens the login page on to the internal redirect', async () => {
     await loginAs('viewer', 'viewer123')

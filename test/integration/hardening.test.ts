@@ -190,9 +190,31 @@ describe('the proxy\'s requests and answers', () => {
     expectInvalidApiPath,
   )
 
+  // The second review: spellings a backend may read as another path (the app's own POST /api/admin/revoke-user among them).
+  it.each(['/api/admin/revoke-user.', '/api/admin/revoke-user%2E', '/api/admin/revoke-user%20', '/api/admin/revoke-user%09',
+    '/api/admin%00/revoke-user', '/api/%EF%BC%8E%EF%BC%8E/admin', '/api/admin/revoke-user%EF%BC%8E', '/api/%20admin/revoke-user'])(
+    '%s: 400, no backend request',
+    expectInvalidApiPath,
+  )
+
+  it.each(['GET http://other.test/x', 'GET http://other.test/api/orders?token=secret', 'POST https://127.0.0.1/auth/login', 'OPTIONS *'])(
+    'answers %s (not a path) with 400 and echoes nothing of it', async (line) => {
+      const before = stack.echo.received.length
+      const { socket, received } = rawConnection(stack.gateway.port)
+      socket.write(`${line} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`)
+      await expect.poll(received).toMatch(/\r\n\r\n\{.*\}$/s)
+      socket.destroy()
+      expect(received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)
+      expect(errorBody(received().split('\r\n\r\n')[1]!)).toEqual({ statusCode: 400, statusMessage: 'Đường dẫn yêu cầu không hợp lệ.', message: 'Đường dẫn yêu cầu không hợp lệ.' })
+      expect(received()).not.toMatch(/other\.test|secret|https?:/)
+      expect(stack.echo.received.length).toBe(before)
+    },
+  )
+
   it('never lets a backend set the gateway\'s own cookies', async () => {
     const answer = await rawRequest(`${stack.gateway.url}/api/gateway-cookies`)
     expect(answer.status).toBe(200)
+    // Nor a nameless cookie ('=svc_session=…'), which the browser would send back as `svc_session=…`.
     expect(answer.headers['set-cookie']).toEqual(['kept=1; Path=/'])
     await rawRequest(`${stack.gateway.url}/api/gateway-cookies`)
     // Said in the log, once a minute at most (the logger writes every 50 ms: wait for it, then past another write).
@@ -316,6 +338,35 @@ describe('IAM answers that make no sense', () => {
     expect(answer.status).toBe(401)
     expect(errorBody(answer.body)).toMatchObject({ statusCode: 401, statusMessage: 'Gần đúng mà không phải.' })
     expect(((answer.headers['set-cookie'] ?? []) as string[]).filter(line => line.startsWith('svc_session='))).toEqual([])
+  })
+
+  it('refuses an IAM answer of 110,000 permissions (under 1 MiB) at once with a 502, and answers others meanwhile', async () => {
+    const flood = Array.from({ length: 110_000 }, (_, i) => `/${i.toString(36)}`)
+    const body = JSON.stringify({ code: 'API000', message: 'OK', body: { userId: 'u-1', fullName: 'Nhiều Quyền', email: 'n@x.vn', listRole: [], authorization: flood, tokenData: { access_token: 'flood-token', expires_in: 3600 } } })
+    expect(Buffer.byteLength(body)).toBeLessThan(1024 * 1024)
+    scripted.answer('200 OK', body)
+    const floods = Promise.all(Array.from({ length: 4 }, () => tryLogin()))
+    let slowest = 0
+    for (let i = 0; i < 10; i++) {
+      const started = performance.now()
+      expect((await rawRequest(`${odd.url}/healthz`)).status).toBe(200)
+      slowest = Math.max(slowest, performance.now() - started)
+    }
+    for (const answer of await floods) {
+      expect(answer.status).toBe(502)
+      expect(errorBody(answer.body)).toMatchObject({ statusCode: 502, statusMessage: 'IAM trả quá nhiều vai trò hoặc quyền (tối đa 10.000).' })
+    }
+    // Quadratic de-duplication held the process ~9 s per such login; linear work and the cap take milliseconds.
+    expect(slowest).toBeLessThan(1_000)
+    await expect.poll(() => odd.output()).toMatch(/IAM trả 110000 mục permissions, quá giới hạn 10000/)
+  })
+
+  it('refuses an IAM answer over 1 MiB with its own 502, logged', async () => {
+    scripted.answer('200 OK', JSON.stringify({ code: 'API000', message: 'x'.repeat(1_100_000), body: null }))
+    const answer = await tryLogin()
+    expect(answer.status).toBe(502)
+    expect(errorBody(answer.body)).toMatchObject({ statusCode: 502, statusMessage: 'IAM trả dữ liệu quá lớn (tối đa 1 MiB).' })
+    await expect.poll(() => odd.output()).toMatch(/IAM trả dữ liệu lớn hơn 1 MiB/)
   })
 
   it('keeps an HTTP error status of the IAM', async () => {

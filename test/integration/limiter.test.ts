@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import type { RunningGateway } from '../support/gateway'
+import { logEntries, type RunningGateway } from '../support/gateway'
 import { rawRequest } from '../support/raw-http'
 import { startScriptedIam } from '../support/scripted-iam'
 import { useStack } from '../support/stack'
@@ -90,6 +90,18 @@ describe('what the limits count', () => {
     const gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '0', APP_RATE_LIMIT_PER_IP: '0' })
     expect(await statuses(12, () => login(gateway, 'viewer', 'x'))).toEqual(Array<number>(12).fill(401))
     expect((await login(gateway, 'viewer', 'viewer123')).status).toBe(200)
+  })
+})
+
+describe('what the audit lines keep of a client', () => {
+  it('caps a 65,000-character username at 128 characters, marked as cut, on refusal and on 429 alike', async () => {
+    const gateway = await stack.gatewayWith({ APP_RATE_LIMIT_PER_USER: '1' })
+    const username = 'u'.repeat(65_000)
+    expect(await statuses(2, () => login(gateway, username, 'x'))).toEqual([401, 429])
+    const audits = () => logEntries(gateway.stdout()).filter(entry => entry.type === 'audit')
+    await expect.poll(() => audits().map(entry => entry.event)).toEqual(['login.refused', 'login.limited'])
+    for (const entry of audits()) expect(entry.username).toBe(`${'u'.repeat(128)}…[+64872]`)
+    expect(gateway.stdout()).not.toContain('u'.repeat(129))
   })
 })
 

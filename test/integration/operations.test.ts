@@ -155,6 +155,8 @@ describe('metrics', () => {
   it('counts IAM failures by endpoint, and the 502 of an unreachable backend', async () => {
     const metricsPort = await freePort()
     const gateway = await stack.gatewayWith({ APP_METRICS_PORT: String(metricsPort), APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
+    // APP_METRICS_HOST unset: the listener holds loopback only (the address is read back from its socket).
+    await expect.poll(() => logEntries(gateway.stdout()).find(entry => entry.port === metricsPort)).toMatchObject({ host: '127.0.0.1' })
     const before = await scrape(metricsPort)
     stack.iam.state.scenario = 'down'
     try {
@@ -186,6 +188,10 @@ describe('logs', () => {
     expect((await rawRequest(`${gateway.url}/auth/session`, { headers: { cookie } })).status).toBe(200)
     const proxied = await rawRequest(`${gateway.url}/api/orders?secret=query-value`, { headers: { cookie, 'x-request-id': 'access-1' } })
     expect(proxied.status).toBe(200)
+    // Pages that do not exist, signed in and not: Vue Router warns of the path during the server render.
+    expect((await rawRequest(`${gateway.url}/no-such-page?token=query-value&x=1`, { headers: { cookie } })).status).toBe(404)
+    expect((await rawRequest(`${gateway.url}/no-such-page/deeper?next=/x?query-value`)).status).toBe(302)
+    expect((await rawRequest(`${gateway.url}/auth/login?redirect=%2Fx%3Fquery-value&t=query-value`)).status).toBe(200)
     const token = (JSON.parse(proxied.body) as { headers: Record<string, string> }).headers.authorization!.replace(/^Bearer /, '')
     expect(token.length).toBeGreaterThan(100)
     // A refusal, a block, an IAM failure, a revocation, a probe, then the logout (its IAM notice fails: a warning).

@@ -47,7 +47,7 @@ async function refusal(promise: Promise<WebSocket>) {
 }
 
 describe('the tunnel', () => {
-  it('echoes through the stack.gateway; the backend sees the Bearer token, the request id and no cookie', async () => {
+  it('echoes through the gateway; the backend sees the Bearer token, the request id and no cookie', async () => {
     const cookie = await login()
     const before = stack.ws.handshakes.length
     const ws = await open(wsUrl(stack.gateway, '/api/live/echo?room=1'), { cookie, 'origin': stack.gateway.url, 'x-request-id': 'ws-1' })
@@ -74,7 +74,7 @@ describe('the tunnel', () => {
     ws.terminate()
   })
 
-  it('refuses a cross-site Origin with 403 before the stack.ws; a listed origin and no Origin pass', async () => {
+  it('refuses a cross-site Origin with 403 before the backend; a listed origin and no Origin pass', async () => {
     const cookie = await login()
     const before = stack.ws.handshakes.length
     for (const origin of ['https://evil.example', 'null', `http://localhost:${stack.gateway.port}`]) {
@@ -108,6 +108,9 @@ describe('the tunnel', () => {
     }
     expect(await handshake('/api/live/../../secret')).toMatch(/^HTTP\/1\.1 400 [^]*"Đường dẫn API không hợp lệ\."/)
     expect(await handshake('/api/live/%2e%2e/secret')).toMatch(/^HTTP\/1\.1 400 /)
+    for (const path of ['/api/live/echo.', '/api/live/echo%20', '/api/live%00/echo', '/api/%EF%BC%8E%EF%BC%8E/live/echo']) {
+      expect(await handshake(path), path).toMatch(/^HTTP\/1\.1 400 [^]*"Đường dẫn API không hợp lệ\."/)
+    }
     expect(await handshake('/auth/session')).toMatch(/^HTTP\/1\.1 404 [^]*"Không có WebSocket ở đường dẫn này\."/)
     expect(await handshake('/api/health')).toMatch(/^HTTP\/1\.1 404 /)
     expect(stack.ws.handshakes.length).toBe(before)
@@ -128,9 +131,34 @@ describe('the tunnel', () => {
   })
 })
 
+describe('caps on open tunnels', () => {
+  it('refuses a handshake past APP_WS_MAX_PER_SESSION or APP_WS_MAX_PER_CLIENT with 429, and opens again once one closes', async () => {
+    const capped = await stack.gatewayWith({ APP_WS_MAX_PER_SESSION: '2', APP_WS_MAX_PER_CLIENT: '3' })
+    const [sale, viewer] = await Promise.all([login('sale', 'sale123', capped), login('viewer', 'viewer123', capped)])
+    const before = stack.ws.handshakes.length
+    const first = await open(wsUrl(capped, '/api/live/echo'), { cookie: sale })
+    await open(wsUrl(capped, '/api/live/echo'), { cookie: sale })
+    const bySession = await refusal(open(wsUrl(capped, '/api/live/echo'), { cookie: sale }))
+    expect(bySession.status).toBe(429)
+    expect(JSON.parse(bySession.body)).toMatchObject({ statusCode: 429, statusMessage: 'Quá nhiều kết nối WebSocket đang mở.' })
+    // Another session from the same address: the address's third.
+    await open(wsUrl(capped, '/api/live/echo'), { cookie: viewer })
+    expect((await refusal(open(wsUrl(capped, '/api/live/echo'), { cookie: viewer }))).status).toBe(429)
+    expect((await refusal(open(wsUrl(capped, '/api/live/echo')))).status).toBe(429)
+    expect(stack.ws.handshakes.length).toBe(before + 3)
+    // A tunnel that closes gives its slots back.
+    first.close()
+    await expect.poll(async () => {
+      const again = await open(wsUrl(capped, '/api/live/echo'), { cookie: sale }).catch(() => undefined)
+      again?.terminate()
+      return again !== undefined
+    }, { timeout: 5_000 }).toBe(true)
+  })
+})
+
 describe('flow', () => {
-  it('carries 64 MiB to a slow reader intact, with the gateway\'s memory flat', async () => {
-    const total = 64 * 1024 * 1024
+  it('carries 128 MiB to a slow reader intact, with the gateway\'s memory flat', async () => {
+    const total = 128 * 1024 * 1024
     const ws = await open(wsUrl(stack.gateway, `/api/live/flood?bytes=${total}`))
     const baseline = rss(stack.gateway)
     let peak = baseline
@@ -148,12 +176,13 @@ describe('flow', () => {
     await new Promise<void>((resolve, reject) => createWebSocketStream(ws).pipe(slow).on('finish', resolve).on('error', reject))
     clearInterval(sampler)
     expect(received.result()).toEqual({ bytes: total, sha256: patternSha256(total) })
-    // Holding the stream for the slow reader would take the whole 64 MiB; what grows is read buffers awaiting the GC.
-    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(32)
+    // Holding the stream for the slow reader would take the whole 128 MiB; what grows is read buffers awaiting the GC
+    // (up to ~32 MiB seen with other test files running beside it): half the stream is the line.
+    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(64)
   }, 120_000)
 
-  it('carries 64 MiB from a fast sender to a slow backend intact, with the gateway\'s memory flat', async () => {
-    const total = 64 * 1024 * 1024
+  it('carries 128 MiB from a fast sender to a slow backend intact, with the gateway\'s memory flat', async () => {
+    const total = 128 * 1024 * 1024
     const ws = await open(wsUrl(stack.gateway, '/api/live/sink'))
     const baseline = rss(stack.gateway)
     let peak = baseline
@@ -169,7 +198,7 @@ describe('flow', () => {
     await expect.poll(() => stack.ws.sinks.length, { timeout: 60_000 }).toBe(before + 1)
     clearInterval(sampler)
     expect(stack.ws.sinks[before]).toEqual({ bytes: total, sha256: patternSha256(total) })
-    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(32)
+    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(64)
   }, 120_000)
 
   it('closing either side closes the other', async () => {

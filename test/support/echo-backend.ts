@@ -15,7 +15,7 @@ export interface EchoedRequest {
 /**
  * A backend that echoes what it received as JSON (method, raw url, headers, body size and hash, the body when small).
  * `/stream?bytes=N` answers N pattern bytes; `/hang` never answers; `/status/<code>` answers that status;
- * `/cookies` answers with two Set-Cookie headers; `/gateway-cookies` tries to set the gateway's own cookies;
+ * `/cookies` answers with two Set-Cookie headers; `/gateway-cookies` tries to set the gateway's own cookies (and a nameless one);
  * `/early-hints` sends a 103 Early Hints answer before the final one; `/slow-stream?seconds=S` answers one 64 KiB
  * pattern block every 100 ms for S seconds.
  */
@@ -47,7 +47,7 @@ export async function startEchoBackend() {
       const status = Number(/\/status\/(\d{3})$/.exec(url.pathname)?.[1] ?? 200)
       const headers: Record<string, string | string[]> = { 'content-type': 'application/json', 'x-backend': 'echo' }
       if (url.pathname.endsWith('/cookies')) headers['set-cookie'] = ['a=1; Path=/', 'b=2; Path=/']
-      if (url.pathname.endsWith('/gateway-cookies')) headers['set-cookie'] = ['svc_session=v1.forged.by.backend; Path=/', 'kept=1; Path=/', 'svc_device=planted; Path=/']
+      if (url.pathname.endsWith('/gateway-cookies')) headers['set-cookie'] = ['svc_session=v1.forged.by.backend; Path=/', 'kept=1; Path=/', 'svc_device=planted; Path=/', '=svc_session=nameless; Path=/']
       if (url.pathname.endsWith('/early-hints')) res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' })
       res.writeHead(status, 'Echo Reason', headers)
       res.end(JSON.stringify(echoed))

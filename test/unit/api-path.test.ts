@@ -16,6 +16,10 @@ describe('backendPath', () => {
     ['/api/orders?next=../../admin', '/', '/orders?next=../../admin'],
     ['/api/orders;v=2/items', '/', '/orders;v=2/items'],
     ['/api/..x;/y', '/', '/..x;/y'],
+    // White space inside a name is a name; dots inside or in front of one too.
+    ['/api/a%20b/c.d', '/', '/a%20b/c.d'],
+    ['/api/.well-known/x', '/', '/.well-known/x'],
+    ['/api/%E1%BB%87/đơn', '/', '/%E1%BB%87/đơn'],
   ])('%s on base %s -> %s', (url, base, expected) => {
     expect(backendPath(url, base)).toBe(expected)
   })
@@ -25,6 +29,11 @@ describe('backendPath', () => {
     '/api/%252e%252e/admin', '/api/..%2fadmin', '/api/..%5cadmin', '/api/..\\admin', '/api/x/..', '/api/%2e',
     '/api/%2e%2e%2', '/apiary', '/other', 'http://evil/api/x', '/api/%25252e%25252e/x',
     '/api/..;/admin', '/api/%2e%2e;a=b/x', '/api/..%3b/x', '/api/.;/x', '/api/x/..;jsessionid=1/admin', '/api/..;', '/api/%2e;x',
+    // The second review: a trailing dot, white space at a name's end, control characters, fullwidth dots and slashes.
+    '/api/admin/revoke-user.', '/api/admin/revoke-user%2e', '/api/admin/revoke-user.;x', '/api/admin./revoke-user',
+    '/api/admin/revoke-user%20', '/api/%20admin/x', '/api/admin/revoke-user%09', '/api/admin%00/x', '/api/admin/revoke-user%00.json',
+    '/api/a%0ab', '/api/a%7fb', '/api/admin/revoke-user%C2%A0', '/api/admin/revoke-user%E3%80%80', '/api/admin/revoke-user%2520',
+    '/api/．．/admin', '/api/%EF%BC%8E%EF%BC%8E/admin', '/api/x/%EF%BC%8E', '/api/admin／..', '/api/..%EF%BC%8Fadmin',
   ])('refuses %s', (url) => {
     expect(backendPath(url, '/v1')).toBeNull()
   })

@@ -127,10 +127,10 @@ describe('parseGatewayConfig', () => {
 })
 
 describe('operations settings', () => {
-  it('gives the defaults: info, json, access lines on, metrics off, 30 s to shut down', () => {
+  it('gives the defaults: info, json, access lines on, metrics off (on loopback when on), 30 s to shut down', () => {
     const config = parseGatewayConfig({}, [SECRET])
     expect(config.logging).toEqual({ level: 'info', format: 'json', access: true })
-    expect(config.metrics).toEqual({ port: 0, host: '0.0.0.0' })
+    expect(config.metrics).toEqual({ port: 0, host: '127.0.0.1' })
     expect(config.shutdownTimeoutSeconds).toBe(30)
   })
 

@@ -40,6 +40,8 @@ describe('deploy/compose.yaml', () => {
       expect(env.APP_SESSION_SECRET).toMatch(/^\$\{APP_SESSION_SECRET:\?/)
       expect(env.APP_REDIS_URL).toBe('redis://redis:6379')
       expect(env.APP_TRUST_PROXY).toBe('1')
+      // The metrics listener is loopback unless opened: opened here, said outright.
+      if (env.APP_METRICS_PORT) expect(env.APP_METRICS_HOST).toBe('0.0.0.0')
       expect(Number.parseInt(gateway.stop_grace_period!)).toBeGreaterThan(Number(env.APP_SHUTDOWN_TIMEOUT))
     }
     expect(compose.services.redis!.image).toMatch(/^redis:/)
@@ -80,6 +82,8 @@ describe('deploy/kubernetes.yaml', () => {
     const pause = Number(container.lifecycle.preStop.exec.command[1])
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(timeout + pause)
     expect(pod.securityContext.runAsNonRoot).toBe(true)
+    // The metrics listener is loopback unless opened: opened for Prometheus here, said outright.
+    expect(env.find(variable => variable.name === 'APP_METRICS_HOST')?.value).toBe('0.0.0.0')
   })
 
   it('reads the session secret from the Secret, and the Service reaches the container port', () => {

@@ -77,6 +77,12 @@ describe('browserResponseHeaders', () => {
     }, 'rid')).toEqual({ headers: { 'set-cookie': ['a=1', 'svc_session_other=1'], 'x-request-id': 'rid' }, droppedCookies: 2 })
     expect(browserResponseHeaders({ 'set-cookie': 'svc_session=forged' }, 'rid')).toEqual({ headers: { 'x-request-id': 'rid' }, droppedCookies: 1 })
   })
+
+  it('drops a nameless backend Set-Cookie, which a browser would send back as its bare value (svc_session=x)', () => {
+    expect(browserResponseHeaders({
+      'set-cookie': ['=svc_session=x; Path=/', ' =svc_device=y', 'svc_session', 'svc_session; Path=/', '=', 'a=1', 'b=; Path=/'],
+    }, 'rid')).toEqual({ headers: { 'set-cookie': ['a=1', 'b=; Path=/'], 'x-request-id': 'rid' }, droppedCookies: 5 })
+  })
 })
 
 describe('acceptedRequestId', () => {

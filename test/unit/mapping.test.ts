@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseGatewayConfig } from '../../server/core/config'
-import { getByPath, mapClients, mapExpiresAt, mapIamUser, mapPermissions, mapRoles, mapToken } from '../../server/core/mapping'
+import { getByPath, mapClients, mapExpiresAt, mapIamUser, MappingLimitError, mapPermissions, mapRoles, mapToken, MAX_MAPPED_ENTRIES } from '../../server/core/mapping'
 
 const { mapping } = parseGatewayConfig({}, ['x'.repeat(32)])
 
@@ -74,6 +74,24 @@ describe('mapIamUser with the default mapping', () => {
     const userInfo = { code: 'API000', body: { userId: 'u1', authorization: [{ uri: '/fresh', type: 'web' }] } }
     const user = mapIamUser(userInfo, mapping, loginResponse)
     expect(user).toEqual({ id: 'u1', name: 'Nguyễn Văn A', email: 'a@example.com', roles: ['admin', 'sale'], permissions: ['/fresh'] })
+  })
+})
+
+describe('long lists', () => {
+  const plain = parseGatewayConfig({ auth: { mapping: { permissions: 'p', roles: 'r' } } }, ['s'.repeat(32)]).mapping
+
+  it('keeps each code once, in first-seen order, up to 10,000 entries', () => {
+    const list = Array.from({ length: MAX_MAPPED_ENTRIES }, (_, i) => `/p/${i % 5_000}`)
+    const permissions = mapPermissions({ p: list }, plain)
+    expect(permissions).toHaveLength(5_000)
+    expect(permissions.slice(0, 3)).toEqual(['/p/0', '/p/1', '/p/2'])
+    expect(mapRoles({ r: ['a', 'b', 'a', '', 7, null, 'b'] }, plain)).toEqual(['a', 'b', '7'])
+  })
+
+  it('refuses a list of more than 10,000 entries, naming it', () => {
+    const list = Array.from({ length: MAX_MAPPED_ENTRIES + 1 }, (_, i) => `/p/${i}`)
+    expect(() => mapPermissions({ p: list }, plain)).toThrow(MappingLimitError)
+    expect(() => mapIamUser({ r: list }, plain)).toThrow(expect.objectContaining({ list: 'roles', count: 10_001 }))
   })
 })
 

@@ -7,11 +7,22 @@ const HOSTILE = [
   '//evil.com', '///evil.com', '////evil.com', '/\\evil.com', '\\\\evil.com', '/\\/evil.com', '\\/evil.com',
   'https://evil.com', 'http://evil.com/path', 'HTTPS://evil.com', 'javascript:alert(1)', 'JaVaScRiPt:alert(1)',
   'data:text/html,<script>alert(1)</script>', 'evil.com', '.evil.com', '@evil.com', '/\t/evil.com', '/\n/evil.com',
-  '/\r/evil.com', ' //evil.com', '/ /evil.com', '\t//evil.com', '//evil.com/%2e%2e', '//%09evil.com',
-  '/\u0000/evil.com', '/\u3000/evil.com', '/\u200B/evil.com', '//evil.com@gw.example', 'https:evil.com', 'http:/evil.com',
-  '/\\\\evil.com', '', ' ', 'mailto:a@evil.com', '//[::1]', '/\u2028/evil.com', '/\u00A0/evil.com',
+  '/\r/evil.com', ' //evil.com', '\t//evil.com', '//evil.com/%2e%2e', '//%09evil.com',
+  '//evil.com@gw.example', 'https:evil.com', 'http:/evil.com',
+  '/\\\\evil.com', '', ' ', 'mailto:a@evil.com', '//[::1]',
+  // Dot segments that collapse into a protocol-relative path (the second review's open redirect).
+  '/.//evil.test', '/..//evil.test', '/%2e%2e//evil.test', '/%2E//evil.test', '/x/..//evil.test', '/x/%2e%2e//evil.test',
+  '/./\\evil.test', '/.\\/evil.test', '/..\\\\evil.test', '/.//evil.test/path?x=1', '/\t.//evil.test', '/.\n//evil.test',
+  '/x/../..//evil.test', '/a/b/../../..//evil.test',
 ]
-const SAFE = ['/', '/orders', '/orders?id=1&x=%2F%2Fevil.com', '/a/b#frag', '/đơn-hàng', '/orders/%2e%2e/admin', '/%09/evil.com']
+/** Internal targets and the path a browser opens for each (what is sent). */
+const SAFE: Array<[string, string]> = [
+  ['/', '/'], ['/orders', '/orders'], ['/orders?id=1&x=%2F%2Fevil.com', '/orders?id=1&x=%2F%2Fevil.com'], ['/a/b#frag', '/a/b#frag'],
+  ['/đơn-hàng', '/%C4%91%C6%A1n-h%C3%A0ng'], ['/orders/%2e%2e/admin', '/admin'], ['/%09/evil.com', '/%09/evil.com'],
+  ['/a/./b/../c', '/a/c'], ['/a\\b', '/a/b'], ['/\u2028/evil.com', '/%E2%80%A8/evil.com'], ['/\u00A0/evil.com', '/%C2%A0/evil.com'],
+  ['/ /evil.com', '/%20/evil.com'], ['/\u0000/evil.com', '/%00/evil.com'], ['/\u3000/evil.com', '/%E3%80%80/evil.com'],
+  ['/\u200B/evil.com', '/%E2%80%8B/evil.com'], ['/a//b', '/a//b'], ['/@evil.com', '/@evil.com'], ['/..', '/'], ['/orders?next=//evil.com', '/orders?next=//evil.com'],
+]
 
 describe('isInternalPath / safeRedirect', () => {
   it.each(HOSTILE)('refuses %j and keeps the origin', (input) => {
@@ -21,9 +32,12 @@ describe('isInternalPath / safeRedirect', () => {
     expect(new URL(result, OWN).origin).toBe(OWN)
   })
 
-  it.each(SAFE)('keeps the internal path %j', (input) => {
-    expect(safeRedirect(input)).toBe(input)
-    expect(new URL(encodeLocation(input), OWN).origin).toBe(OWN)
+  it.each(SAFE)('keeps %j, as the path a browser opens: %j', (input, resolved) => {
+    expect(safeRedirect(input)).toBe(resolved)
+    // The browser's own resolution (WHATWG URL) is the oracle: same origin, and the same path once more.
+    const opened = new URL(encodeLocation(resolved), OWN)
+    expect(opened.origin).toBe(OWN)
+    expect(`${opened.pathname}${opened.search}${opened.hash}`).toBe(resolved)
   })
 
   it('falls back to an internal fallback, never to a hostile one', () => {
@@ -60,8 +74,12 @@ describe('isInternalPath / safeRedirect', () => {
           leaving++
           expect(isInternalPath(candidate), JSON.stringify(candidate)).toBe(false)
         }
-        const location = encodeLocation(safeRedirect(candidate))
+        const sent = safeRedirect(candidate)
+        const location = encodeLocation(sent)
         expect(new URL(location, OWN).origin, JSON.stringify(candidate)).toBe(OWN)
+        // What is sent is already resolved: sending it again opens the same path, never a `//host` one.
+        expect(sent.startsWith('//'), JSON.stringify(candidate)).toBe(false)
+        expect(safeRedirect(sent)).toBe(sent)
       }
     }
     // The corpus really attacks: most of its decoded payloads leave the origin when followed naively.
