@@ -20,6 +20,8 @@ ENV NODE_ENV=production \
     PORT=3000
 WORKDIR /app
 COPY --from=build --chown=node:node /output ./.output
+# The revocation journal's folder (APP_REVOCATION_JOURNAL): a volume is mounted here; the node user owns it.
+RUN mkdir -p /var/lib/svc-gateway && chown node:node /var/lib/svc-gateway
 USER node
 # 3000: the gateway; 9464: Prometheus metrics when APP_METRICS_PORT=9464 is set.
 EXPOSE 3000 9464

@@ -111,6 +111,8 @@ declare module 'vue' {
       },
       /** Redis for shared rate-limit counters and session revocations. @default '' */
       redisUrl: '',
+      /** File (on a volume) for revocations Redis never took, read at the next start; '' turns it off. @default '' */
+      revocationJournal: '',
       /** fatal, error, warn, info, debug, trace or silent. @default 'info' */
       logLevel: 'info',
       /** json (one JSON object per line) or pretty (for people). @default 'json' */

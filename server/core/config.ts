@@ -50,6 +50,8 @@ export interface GatewayConfig {
   trustProxy: number
   rateLimit: { perUser: number, perIp: number, windowSeconds: number, maxKeys: number }
   redisUrl: string
+  /** File where revocations Redis never took are kept across a restart of this instance; '' turns it off. */
+  revocationJournal: string
   logging: LoggingConfig
   /** Metrics listener; port 0 turns it off. */
   metrics: { port: number, host: string }
@@ -86,6 +88,7 @@ export interface RawGatewayConfig {
   trustProxy?: unknown
   rateLimit?: Record<string, unknown>
   redisUrl?: unknown
+  revocationJournal?: unknown
   logLevel?: unknown
   logFormat?: unknown
   accessLog?: unknown
@@ -286,6 +289,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       maxKeys: toInt(rateLimit.maxKeys, 100_000, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
     redisUrl: toText(raw.redisUrl),
+    revocationJournal: toText(raw.revocationJournal),
     logging: parseLoggingConfig(raw),
     metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, '127.0.0.1') || '127.0.0.1' },
     shutdownTimeoutSeconds: toInt(raw.shutdownTimeout, 30, 'APP_SHUTDOWN_TIMEOUT'),

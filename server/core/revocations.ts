@@ -82,6 +82,19 @@ export class RevocationSet {
     return true
   }
 
+  /** Every revocation held whose sessions could still be alive (to write them back to a Redis that lost them). */
+  live(): Revocation[] {
+    const time = this.now()
+    const live: Revocation[] = []
+    for (const [sid, { userId, until }] of this.sessions) {
+      if (until > time) live.push({ kind: 'session', sid, userId, iat: until - SESSION_TTL_MS })
+    }
+    for (const [userId, before] of this.users) {
+      if (before + SESSION_TTL_MS > time) live.push({ kind: 'user', userId, before })
+    }
+    return live
+  }
+
   /** Drops revocations whose sessions have ended anyway (at most once a minute unless forced). */
   prune(force = false): void {
     const time = this.now()
@@ -103,4 +116,25 @@ export class RevocationSet {
       if (before + SESSION_TTL_MS <= time) this.users.delete(userId)
     }
   }
+}
+
+/** A revocation as another instance (or a journal) wrote it, or undefined when the text is not one of ours. */
+export function parseRevocation(text: string): Revocation | undefined {
+  try {
+    const value = JSON.parse(text) as Revocation
+    if (value?.kind === 'session' && typeof value.sid === 'string' && typeof value.userId === 'string' && typeof value.iat === 'number') return value
+    if (value?.kind === 'user' && typeof value.userId === 'string' && typeof value.before === 'number') return value
+  }
+  catch { /* not one of ours */ }
+  return undefined
+}
+
+/** Revocations as journal text: one JSON object a line. */
+export function journalText(revocations: readonly Revocation[]): string {
+  return revocations.map(revocation => `${JSON.stringify(revocation)}\n`).join('')
+}
+
+/** The revocations of a journal's text; lines that are not one (a line cut by a crash) are skipped. */
+export function parseJournal(text: string): Revocation[] {
+  return text.split('\n').map(line => line.trim()).filter(Boolean).map(parseRevocation).filter(revocation => revocation !== undefined)
 }

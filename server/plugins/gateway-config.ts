@@ -4,7 +4,7 @@ import { loggingSettings, useGatewayConfig } from '../utils/gateway-config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../utils/logger'
 import { startLoginLimits } from '../utils/login-limits'
 import { startMetricsListener } from '../utils/metrics-listener'
-import { startRevocations } from '../utils/revocations'
+import { journalPendingRevocations, startRevocations } from '../utils/revocations'
 import { installShutdown } from '../utils/shutdown'
 import { keepTickShape } from '../utils/tick-shape'
 
@@ -31,5 +31,7 @@ export default defineNitroPlugin((nitroApp) => {
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
   void startLoginLimits()
   void startRevocations()
+  // After the drain (which waits for unwritten revocations): what Redis still has not taken goes to the journal.
+  nitroApp.hooks.hook('close', journalPendingRevocations)
   void keepTickShape()
 })

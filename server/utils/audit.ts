@@ -69,7 +69,7 @@ export async function auditedAttempt<T>(event: H3Event, kind: 'login' | 'otp', r
  * One audit line (type 'audit'), at info level unless said otherwise. Every text field is capped (capLogField: 128
  * characters, marked as cut): a username, an application code or a name comes from a client or an IAM.
  */
-export function audit(event: H3Event | undefined, name: string, fields: Record<string, unknown>, level: 'info' | 'warn' = 'info'): void {
+export function audit(event: H3Event | undefined, name: string, fields: Record<string, unknown>, level: 'info' | 'warn' | 'error' = 'info'): void {
   const capped: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(fields)) capped[key] = typeof value === 'string' ? capLogField(value) : value
   useLogger()[level]({ type: 'audit', event: name, ...capped, ...(event ? requestFields(event) : {}) }, name)

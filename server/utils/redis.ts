@@ -14,7 +14,8 @@ export async function connectRedis(url: string): Promise<Redis> {
     commandTimeout: REDIS_BUDGET_MS,
     connectTimeout: 2_000,
     maxRetriesPerRequest: 0,
-    retryStrategy: times => Math.min(times * 200, 5_000),
+    // At most a second between attempts: a Redis that returns is used (and revocations written) within about that.
+    retryStrategy: times => Math.min(times * 200, 1_000),
     lazyConnect: false,
   })
 }

@@ -1,21 +1,41 @@
+import { randomUUID } from 'node:crypto'
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import { RevocationSet, type RevocableSession, type Revocation } from '../core/revocations'
+import { journalText, parseJournal, parseRevocation, RevocationSet, type RevocableSession, type Revocation } from '../core/revocations'
 import { SESSION_TTL_MS } from '../core/seal'
 import { audit } from './audit'
 import { useGatewayConfig } from './gateway-config'
 import { useLogger } from './logger'
 import { useMetrics } from './metrics'
 import { connectRedis, withinBudget } from './redis'
+import { workStarted } from './shutdown'
 import { throttledWarning } from './throttled-warning'
 
 /** Redis keys of live revocations (expiring with the sessions they cover) and the channel that announces new ones. */
 const KEY_PREFIX = 'svc:rev:'
 const CHANNEL = 'svc:rev'
+/**
+ * A marker of what Redis holds: set once (random) by the first instance that finds it missing. An instance that
+ * reconnects and finds another value, or none, talks to a Redis that lost its data (restarted without persistence,
+ * flushed) and writes back every live revocation it holds.
+ */
+const EPOCH_KEY = 'svc:rev-epoch'
+/** Revocations written to Redis in one round trip at most. */
+const WRITE_BATCH = 200
+/** Unwritten revocations are tried again this often while Redis is connected. */
+const RETRY_MS = 1_000
 
 const revoked = new RevocationSet()
 let shared: { redis: Redis, subscriber: Redis } | undefined
-/** Revocations made while Redis could not take them: written when it is back. */
+/** The Redis epoch this instance last saw (undefined before its first connection). */
+let knownEpoch: string | undefined
+/** Revocations Redis has not taken yet (made during an outage, read from the journal, or written back). */
 const pending: Revocation[] = []
+/** While revocations are unwritten, a graceful shutdown waits for them (up to its timeout), as for a request. */
+let pendingWork: (() => void) | undefined
+let retryTimer: NodeJS.Timeout | undefined
+/** The journal this start read, removed once Redis has everything in it. */
+let journalRead: string | undefined
 let redisDown = false
 const warn = throttledWarning()
 
@@ -28,29 +48,72 @@ function ttlOf(revocation: Revocation): number {
   return (revocation.kind === 'session' ? revocation.iat : revocation.before) + SESSION_TTL_MS - Date.now()
 }
 
-function parseRevocation(text: string): Revocation | undefined {
-  try {
-    const value = JSON.parse(text) as Revocation
-    if (value?.kind === 'session' && typeof value.sid === 'string' && typeof value.userId === 'string' && typeof value.iat === 'number') return value
-    if (value?.kind === 'user' && typeof value.userId === 'string' && typeof value.before === 'number') return value
+/**
+ * Writes revocations to Redis (each a key with its expiry, then an announcement), in batches; returns those Redis
+ * could not take (every one from the first batch that failed on).
+ */
+async function publish(redis: Redis, revocations: readonly Revocation[]): Promise<Revocation[]> {
+  const live = revocations.filter(revocation => ttlOf(revocation) > 0)
+  for (let start = 0; start < live.length; start += WRITE_BATCH) {
+    const batch = redis.multi()
+    for (const revocation of live.slice(start, start + WRITE_BATCH)) {
+      const text = JSON.stringify(revocation)
+      batch.set(keyOf(revocation), text, 'PX', ttlOf(revocation)).publish(CHANNEL, text)
+    }
+    try {
+      await withinBudget(() => batch.exec())
+    }
+    catch (error) {
+      warn(`Redis không nhận được thu hồi phiên (${error instanceof Error ? error.message : String(error)}): giữ cục bộ, gửi lại khi Redis trở lại.`)
+      return live.slice(start)
+    }
   }
-  catch { /* not one of ours */ }
-  return undefined
+  return []
 }
 
-/** Writes one revocation to Redis (key with its expiry, then an announcement); false when Redis could not take it. */
-async function publish(redis: Redis, revocation: Revocation): Promise<boolean> {
-  const ttl = ttlOf(revocation)
-  if (ttl <= 0) return true
-  const text = JSON.stringify(revocation)
-  try {
-    await withinBudget(() => redis.multi().set(keyOf(revocation), text, 'PX', ttl).publish(CHANNEL, text).exec())
-    return true
+/** Keeps revocations to write; the first one starts a piece of work the graceful shutdown waits for. */
+function keepPending(revocations: readonly Revocation[]): void {
+  if (!revocations.length) return
+  pending.push(...revocations)
+  pendingWork ??= workStarted()
+  retryTimer ??= setInterval(() => void retryPending(), RETRY_MS).unref()
+}
+
+let flushing: Promise<number> | undefined
+
+/**
+ * Writes what is pending (one flush at a time: a second caller shares the one under way); when nothing is left, the
+ * shutdown need not wait and the journal read at start is done. Returns how many were written.
+ */
+function flushPending(redis: Redis): Promise<number> {
+  flushing ??= (async () => {
+    const waiting = pending.splice(0)
+    const left = await publish(redis, waiting)
+    pending.unshift(...left)
+    if (!pending.length) settled()
+    return waiting.length - left.length
+  })().finally(() => {
+    flushing = undefined
+  })
+  return flushing
+}
+
+function settled(): void {
+  pendingWork?.()
+  pendingWork = undefined
+  clearInterval(retryTimer)
+  retryTimer = undefined
+  if (journalRead) {
+    rmSync(journalRead, { force: true })
+    useLogger().info({ journal: journalRead }, 'Redis đã nhận mọi thu hồi phiên của nhật ký: xoá nhật ký.')
+    journalRead = undefined
   }
-  catch (error) {
-    warn(`Redis không nhận được thu hồi phiên (${error instanceof Error ? error.message : String(error)}): giữ cục bộ, gửi lại khi Redis trở lại.`)
-    return false
-  }
+}
+
+/** A publish that failed while Redis stayed connected (a slow moment) is tried again, not left to the next outage. */
+async function retryPending(): Promise<void> {
+  if (!shared || shared.redis.status !== 'ready' || !pending.length) return
+  await flushPending(shared.redis)
 }
 
 /** Loads every live revocation from Redis into memory (at start, and to catch up after an outage). */
@@ -70,24 +133,46 @@ async function loadAll(redis: Redis): Promise<number> {
   return loaded
 }
 
-/** Revocations made here while Redis was away go to Redis now. */
-async function flushPending(redis: Redis): Promise<number> {
-  const waiting = pending.splice(0)
-  for (const revocation of waiting) {
-    if (!(await publish(redis, revocation))) pending.push(revocation)
+/** Whether Redis lost its data since this instance last saw it (see EPOCH_KEY); marks a Redis that has no marker. */
+async function redisLostData(redis: Redis): Promise<boolean> {
+  let epoch = await redis.get(EPOCH_KEY)
+  if (!epoch) {
+    const fresh = randomUUID()
+    epoch = (await redis.set(EPOCH_KEY, fresh, 'NX')) ? fresh : await redis.get(EPOCH_KEY)
   }
-  return waiting.length - pending.length
+  const lost = knownEpoch !== undefined && epoch !== knownEpoch
+  knownEpoch = epoch ?? undefined
+  return lost
+}
+
+/** Reads the journal a previous run of this instance left (APP_REVOCATION_JOURNAL): held here at once, sent to Redis. */
+function readJournal(path: string): void {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  }
+  catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') useLogger().error({ journal: path, error: (error as Error).message }, 'không đọc được nhật ký thu hồi phiên.')
+    return
+  }
+  const revocations = parseJournal(text)
+  for (const revocation of revocations) revoked.add(revocation)
+  journalRead = path
+  keepPending(revocations)
+  useLogger().warn({ journal: path, count: revocations.length }, `đọc ${revocations.length} thu hồi phiên chưa gửi Redis từ nhật ký.`)
 }
 
 /**
  * Starts sharing revocations through Redis (APP_REDIS_URL): each time the subscriber is (re)connected it subscribes,
- * then loads every live revocation, so nothing announced during an outage is missed; revocations made here meanwhile
- * are written when Redis is back. Without Redis, revocations hold within this process. Checking a request never
- * calls Redis.
+ * writes back every live revocation if Redis lost its data meanwhile, sends what was revoked here during the outage,
+ * then loads every live revocation, so nothing announced during an outage is missed. A journal left by the last run
+ * (APP_REVOCATION_JOURNAL) is read first. Without Redis, revocations hold within this process. Checking a request
+ * never calls Redis.
  */
 export async function startRevocations(): Promise<void> {
-  const { redisUrl } = useGatewayConfig().config
+  const { redisUrl, revocationJournal } = useGatewayConfig().config
   if (!redisUrl || shared) return
+  if (revocationJournal) readJournal(revocationJournal)
   const [redis, subscriber] = await Promise.all([connectRedis(redisUrl), connectRedis(redisUrl)])
   shared = { redis, subscriber }
   const onDown = (error?: unknown) => {
@@ -101,8 +186,6 @@ export async function startRevocations(): Promise<void> {
     const revocation = parseRevocation(text)
     if (revocation) revoked.add(revocation)
   })
-  // Once both connections are ready (at start, or back after an outage): follow the channel, send what was revoked
-  // here meanwhile, then load every live revocation, so nothing announced during the outage is missed.
   let syncing = false
   let markFollowed: () => void = () => {}
   const followed = new Promise<void>((resolve) => {
@@ -113,8 +196,12 @@ export async function startRevocations(): Promise<void> {
     syncing = true
     try {
       await subscriber.subscribe(CHANNEL)
+      const lost = await redisLostData(redis)
+      const live = lost ? revoked.live() : []
+      keepPending(live)
       const sent = await flushPending(redis)
       const loaded = await loadAll(redis)
+      if (lost) useLogger().warn({ rewritten: live.length }, `Redis đã mất dữ liệu thu hồi phiên: ghi lại ${live.length} thu hồi còn hiệu lực.`)
       if (redisDown) useLogger().warn({ sent, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ, nhận ${loaded} thu hồi.`)
       redisDown = pending.length > 0
     }
@@ -135,6 +222,36 @@ export async function startRevocations(): Promise<void> {
   setInterval(() => revoked.prune(true), 60 * 60_000).unref()
 }
 
+/**
+ * At the process's end (graceful shutdown, after its drain): revocations Redis never took are written to the journal
+ * (APP_REVOCATION_JOURNAL) for the next start of this instance, and each is said in an error-level audit line; a
+ * logout is never lost silently.
+ */
+export function journalPendingRevocations(): void {
+  const left = pending.filter(revocation => ttlOf(revocation) > 0)
+  if (!left.length) return
+  const { revocationJournal } = useGatewayConfig().config
+  let journal: string | null = null
+  if (revocationJournal) {
+    try {
+      writeFileSync(`${revocationJournal}.tmp`, journalText(left), { mode: 0o600 })
+      renameSync(`${revocationJournal}.tmp`, revocationJournal)
+      journal = revocationJournal
+    }
+    catch (error) {
+      useLogger().error({ journal: revocationJournal, error: (error as Error).message }, 'không ghi được nhật ký thu hồi phiên.')
+    }
+  }
+  for (const revocation of left) {
+    audit(undefined, 'revocation.unwritten', {
+      kind: revocation.kind,
+      userId: revocation.userId,
+      issuedUpTo: revocation.kind === 'session' ? revocation.iat : revocation.before,
+      journal,
+    }, 'error')
+  }
+}
+
 /** Whether a session has been revoked (logout, or its user's sessions revoked). A map lookup: no Redis call. */
 export function isSessionRevoked(session: RevocableSession): boolean {
   return revoked.isRevoked(session)
@@ -144,7 +261,8 @@ async function revoke(revocation: Revocation): Promise<void> {
   revoked.add(revocation)
   useMetrics()?.revocations.inc({ kind: revocation.kind })
   if (!shared) return
-  if (redisDown || !(await publish(shared.redis, revocation))) pending.push(revocation)
+  if (redisDown) return keepPending([revocation])
+  keepPending(await publish(shared.redis, [revocation]))
 }
 
 /** Revokes one session until its 8-hour end, on every instance (within the process without Redis). */

@@ -47,6 +47,18 @@ describe('deploy/compose.yaml', () => {
     expect(compose.services.redis!.image).toMatch(/^redis:/)
   })
 
+  it('keeps revocations through restarts: Redis with an append-only file on a volume, a journal volume per gateway', () => {
+    const redis = compose.services.redis as { command: string[], volumes: string[] }
+    expect(redis.command.join(' ')).toMatch(/--appendonly yes/)
+    expect(redis.volumes.some(volume => volume.endsWith(':/data'))).toBe(true)
+    const journals = gateways.map(([, gateway]) => {
+      const journal = gateway.environment!.APP_REVOCATION_JOURNAL!
+      const folder = journal.slice(0, journal.lastIndexOf('/'))
+      return gateway.volumes!.find(volume => volume.endsWith(`:${folder}`))!.split(':')[0]
+    })
+    expect(new Set(journals).size).toBe(3)
+  })
+
   it('puts nginx in front with an upstream of exactly those three', () => {
     const mount = compose.services.nginx!.volumes!.find(volume => volume.includes('nginx'))!
     const conf = read(`deploy/${mount.split(':')[0]!.replace(/^\.\//, '')}`)
@@ -84,6 +96,10 @@ describe('deploy/kubernetes.yaml', () => {
     expect(pod.securityContext.runAsNonRoot).toBe(true)
     // The metrics listener is loopback unless opened: opened for Prometheus here, said outright.
     expect(env.find(variable => variable.name === 'APP_METRICS_HOST')?.value).toBe('0.0.0.0')
+    // The revocation journal lives on a mounted volume (the root file system is read-only).
+    const journal = env.find(variable => variable.name === 'APP_REVOCATION_JOURNAL')!.value!
+    const mount = (container.volumeMounts as { name: string, mountPath: string }[]).find(volume => journal.startsWith(`${volume.mountPath}/`))!
+    expect(pod.volumes.map((volume: { name: string }) => volume.name)).toContain(mount.name)
   })
 
   it('reads the session secret from the Secret, and the Service reaches the container port', () => {

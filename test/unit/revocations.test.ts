@@ -33,6 +33,21 @@ describe('RevocationSet', () => {
     expect(set.add({ kind: 'user', userId: 'u-1', before: before - 5 })).toBe(false) // an older one adds nothing
   })
 
+  it('lists what it holds that is still live, as it was added (to write it back to a Redis that lost it)', () => {
+    const { set, now, advance } = clockedSet()
+    const first = now()
+    set.add({ kind: 'session', sid: 'a', userId: 'u-1', iat: first - 8 * HOUR + 10 })
+    set.add({ kind: 'session', sid: 'b', userId: 'u-1', iat: first })
+    set.add({ kind: 'user', userId: 'u-2', before: first })
+    expect(set.live()).toEqual([
+      { kind: 'session', sid: 'a', userId: 'u-1', iat: first - 8 * HOUR + 10 },
+      { kind: 'session', sid: 'b', userId: 'u-1', iat: first },
+      { kind: 'user', userId: 'u-2', before: first },
+    ])
+    advance(10)
+    expect(set.live().map(revocation => revocation.kind === 'session' ? revocation.sid : revocation.userId)).toEqual(['b', 'u-2'])
+  })
+
   it('forgets a revocation once its sessions have ended anyway (8 hours)', () => {
     const { set, now, advance } = clockedSet()
     set.add({ kind: 'session', sid: 'a', userId: 'u-1', iat: now() })

@@ -1,0 +1,109 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { logEntries, type RunningGateway } from '../support/gateway'
+import { loginCookie } from '../support/login'
+import { rawRequest } from '../support/raw-http'
+import { waitForClients, type RunningRedis } from '../support/redis'
+import { useStack } from '../support/stack'
+
+/**
+ * A logout the gateway acknowledged holds through Redis faults, with real redis-server processes (without
+ * persistence: a restarted one comes back empty): in each case the logged-out cookie is no session on every instance
+ * within 2 s of Redis's return.
+ */
+const stack = useStack()
+const scratch = mkdtempSync(join(tmpdir(), 'svc-revocation-journal-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+/** Each instance holds three Redis connections: the limiter's, and the revocations' two. */
+const CONNECTIONS = 3
+
+async function user(gateway: RunningGateway, cookie: string): Promise<string | null> {
+  const answer = await rawRequest(`${gateway.url}/auth/session`, { headers: { cookie } })
+  expect(answer.status).toBe(200)
+  return (JSON.parse(answer.body) as { user: { id: string } | null }).user?.id ?? null
+}
+
+const logout = async (gateway: RunningGateway, cookie: string) => expect((await rawRequest(`${gateway.url}/auth/logout`, { headers: { cookie } })).status).toBe(302)
+
+/** Milliseconds until `check` holds, polled every 50 ms; fails past 2 s. */
+async function within2s(check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now()
+  await expect.poll(check, { timeout: 2_000, interval: 50 }).toBe(true)
+  return Date.now() - started
+}
+
+/** Two instances sharing a fresh redis-server, ready (connected). */
+async function pair(extra: Record<string, string> = {}): Promise<{ redis: RunningRedis, first: RunningGateway, second: RunningGateway }> {
+  const redis = await stack.redisServer()
+  const [first, second] = await Promise.all([stack.gatewayWith({ APP_REDIS_URL: redis.url, ...extra }), stack.gatewayWith({ APP_REDIS_URL: redis.url })])
+  await waitForClients(redis.url, 2 * CONNECTIONS)
+  return { redis, first, second }
+}
+
+describe('revocations through Redis faults', () => {
+  it('a logout during an outage holds everywhere within 2 s of Redis\'s return', async () => {
+    const { redis, first, second } = await pair()
+    const cookie = await loginCookie(first, 'sale', 'sale123')
+    expect(await user(second, cookie)).toBe('u-sale')
+    await redis.stop()
+    await logout(first, cookie)
+    expect(await user(first, cookie)).toBeNull()
+    const back = await stack.redisServer(redis.port)
+    await within2s(async () => await user(second, cookie) === null)
+    // An instance started now learns it from Redis.
+    const third = await stack.gatewayWith({ APP_REDIS_URL: back.url })
+    await within2s(async () => await user(third, cookie) === null)
+  })
+
+  it('a logout during an outage survives its instance\'s restart through the journal, and reaches the others once Redis returns', async () => {
+    const journal = join(scratch, 'first.jsonl')
+    const { redis, first, second } = await pair({ APP_REVOCATION_JOURNAL: journal, APP_SHUTDOWN_TIMEOUT: '1' })
+    const cookie = await loginCookie(first, 'viewer', 'viewer123')
+    await redis.stop()
+    await logout(first, cookie)
+    // Asked to stop with a revocation Redis never took: it tries until its drain timeout, then journals it, loudly.
+    const exited = new Promise<number | null>(resolve => first.process.once('exit', code => resolve(code)))
+    first.process.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    const unwritten = logEntries(first.stdout()).filter(entry => entry.event === 'revocation.unwritten')
+    expect(unwritten).toEqual([expect.objectContaining({ level: 'error', type: 'audit', kind: 'session', userId: 'u-viewer', journal })])
+    expect(readFileSync(journal, 'utf8').trim().split('\n')).toHaveLength(1)
+    expect(readFileSync(journal, 'utf8')).not.toContain('dev.') // a revocation holds ids, never a token
+
+    // Started again (Redis still down): the journal's logout holds there at once.
+    const restarted = await stack.gatewayWith({ APP_REDIS_URL: redis.url, APP_REVOCATION_JOURNAL: journal })
+    expect(await user(restarted, cookie)).toBeNull()
+    expect(await user(second, cookie)).toBe('u-viewer')
+    await stack.redisServer(redis.port)
+    await within2s(async () => await user(second, cookie) === null)
+    // Redis has it: the journal is done with.
+    await expect.poll(() => existsSync(journal)).toBe(false)
+  })
+
+  it('a Redis restarted empty while two instances run gets every live revocation back within 2 s', async () => {
+    const { redis, first, second } = await pair()
+    const [sale, admin] = [await loginCookie(first, 'sale', 'sale123'), await loginCookie(second, 'admin', 'admin123')]
+    await logout(first, sale)
+    await logout(second, admin)
+    const before = new Redis(redis.url)
+    await expect.poll(async () => (await before.keys('svc:rev:s:*')).length).toBe(2)
+    before.disconnect()
+    await redis.stop()
+    const empty = await stack.redisServer(redis.port)
+    const client = new Redis(empty.url)
+    try {
+      expect(await client.keys('svc:rev:s:*')).toEqual([]) // no persistence: it lost them
+      await within2s(async () => (await client.keys('svc:rev:s:*')).length === 2)
+      const third = await stack.gatewayWith({ APP_REDIS_URL: empty.url })
+      await within2s(async () => await user(third, sale) === null && await user(third, admin) === null)
+      await expect.poll(() => first.stdout() + second.stdout()).toMatch(/Redis đã mất dữ liệu thu hồi phiên: ghi lại/)
+    }
+    finally {
+      client.disconnect()
+    }
+  })
+})
