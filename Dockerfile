@@ -23,7 +23,8 @@ COPY --from=build --chown=node:node /output ./.output
 # The revocation journal's folder (APP_REVOCATION_JOURNAL): a volume is mounted here; the node user owns it.
 RUN mkdir -p /var/lib/svc-gateway && chown node:node /var/lib/svc-gateway
 USER node
-# 3000: the gateway; 9464: Prometheus metrics when APP_METRICS_PORT=9464 is set.
+# 3000: the gateway; 9464: Prometheus metrics when APP_METRICS_PORT=9464 and APP_METRICS_HOST=0.0.0.0 are set (the
+# listener binds loopback by default: it has no authentication).
 EXPOSE 3000 9464
 # SIGTERM: stop accepting, /readyz 503, let requests finish for APP_SHUTDOWN_TIMEOUT seconds (default 30), exit 0.
 STOPSIGNAL SIGTERM

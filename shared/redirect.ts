@@ -25,7 +25,8 @@ export function internalPath(value: unknown): string | undefined {
   }
   if (url.origin !== OWN_ORIGIN) return undefined
   const path = `${url.pathname}${url.search}${url.hash}`
-  return path.startsWith('//') ? undefined : path
+  // Percent-encoding can make the result far longer than the input: a Location of 18 KB breaks proxies in front.
+  return path.startsWith('//') || path.length > 2048 ? undefined : path
 }
 
 /** Whether `value` resolves to a path on the gateway's own origin (see internalPath). */

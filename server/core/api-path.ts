@@ -43,6 +43,8 @@ function climbs(path: string): boolean {
   if (!WORTH_A_LOOK.test(path)) return false
   let text = path
   for (let round = 0; round < 3; round++) {
+    // Folded first, so that an escape written in fullwidth ('％２ｅ') is decoded in the next round like any other.
+    text = text.normalize('NFKC')
     if (text.split(/[/\\]/).some(isUnsafeSegment)) return true
     if (!text.includes('%')) return false
     let decoded: string

@@ -139,15 +139,21 @@ export function toBool(value: unknown, variable: string): boolean {
   throw new ConfigError(`${variable} phải là true hoặc false (nhận được '${String(value)}').`)
 }
 
-/** A whole number setting, at least `min`. '' gives the default. */
-export function toInt(value: unknown, fallback: number, variable: string, min = 0): number {
+/** A whole number setting, at least `min` (and at most `max`, when given). '' gives the default. */
+export function toInt(value: unknown, fallback: number, variable: string, min = 0, max?: number): number {
   if (value === undefined || value === null || value === '') return fallback
   const number = typeof value === 'number' ? value : Number(String(value).trim())
   if (!Number.isInteger(number) || number < min) {
     throw new ConfigError(`${variable} phải là số nguyên >= ${min} (nhận được '${String(value)}').`)
   }
+  if (max !== undefined && number > max) {
+    throw new ConfigError(`${variable} phải là số nguyên từ ${min} đến ${max} (nhận được '${String(value)}').`)
+  }
   return number
 }
+
+/** The longest a time limit in seconds may be: past ~24.8 days Node's timers fire at once instead. */
+const MAX_LIMIT_SECONDS = 3_600
 
 /** APP_TRUST_PROXY: false/0 (default), true (= 1) or a count. */
 export function toProxyCount(value: unknown): number {
@@ -246,7 +252,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     baseURL: toBaseUrl(auth.baseURL, 'APP_AUTH_BASE_URL'),
     clientId: toText(auth.clientId),
     clientsCacheSeconds: toInt(auth.clientsCacheSeconds, 60, 'APP_AUTH_CLIENTS_CACHE_SECONDS'),
-    iamTimeoutSeconds: toInt(auth.timeout, 10, 'APP_AUTH_TIMEOUT', 1),
+    iamTimeoutSeconds: toInt(auth.timeout, 10, 'APP_AUTH_TIMEOUT', 1, MAX_LIMIT_SECONDS),
     endpoints: {
       login: toEndpoint(endpoints.login, '/auth/auth/login-v1'),
       userInfo: toEndpoint(endpoints.userInfo, '/iam/user/userInfo'),
@@ -279,7 +285,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     secrets,
     apiProxyTarget: toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET'),
     apiProxyTimeout: toInt(raw.apiProxyTimeout, 60_000, 'APP_API_PROXY_TIMEOUT', 1),
-    authBodyTimeoutSeconds: toInt(raw.authBodyTimeout, 10, 'APP_AUTH_BODY_TIMEOUT', 1),
+    authBodyTimeoutSeconds: toInt(raw.authBodyTimeout, 10, 'APP_AUTH_BODY_TIMEOUT', 1, MAX_LIMIT_SECONDS),
     trustedOrigins: toList(raw.trustedOrigins).map(origin => origin.replace(/\/+$/, '').toLowerCase()),
     trustProxy: toProxyCount(raw.trustProxy),
     rateLimit: {

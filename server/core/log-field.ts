@@ -11,14 +11,14 @@ export function capLogField(value: string, max = MAX_LOG_FIELD): string {
   return value.length > max ? `${value.slice(0, max)}…[+${value.length - max}]` : value
 }
 
-/** A path or URL followed by its query: the query is what withoutQueries replaces. */
-const PATH_WITH_QUERY = /((?:[a-z][\w+.-]*:\/\/[^\s/?#"'`<>]*)?\/[^\s?#"'`<>]*)\?[^\s#"'`<>]*/gi
+/** A query: a '?' and what follows it up to white space or a fragment (linear: no backtracking over the text). */
+const QUERY = /\?[^\s#]+/g
 
 /**
- * Text with the query of every path or URL in it replaced by '?…': a query may hold anything (a token, a code), and
- * no log line holds one. Used on what the server's own libraries write through console (Vue Router's "no match"
- * warning names the whole path of a server render, query included).
+ * Text with every query in it replaced by '?…': a query may hold anything (a token, a code), and no log line holds
+ * one. Used on what the server's own libraries write through console (Vue Router's "no match" warning names the whole
+ * path of a server render, query included). A '?' followed by white space or at the end (a question) stays.
  */
 export function withoutQueries(text: string): string {
-  return text.includes('?') ? text.replace(PATH_WITH_QUERY, '$1?…') : text
+  return text.includes('?') ? text.replace(QUERY, '?…') : text
 }

@@ -7,6 +7,7 @@ import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { acceptedRequestId, backendUpgradeHeaders, browserResponseHeaders, clientInfo, forwardContext } from '../core/forwarding'
 import { OpenSlots } from '../core/open-slots'
+import { rateLimitAddress } from '../core/rate-limit'
 import { isSameOriginHandshake } from '../core/origin-check'
 import { rawErrorResponse, rawResponseHead } from '../core/raw-response'
 import { decideApiRequest, isApiPath, routerPath, type RouteDecider } from '../core/route-match'
@@ -19,6 +20,7 @@ import { countExchange, writeAccessLine } from './request-observer'
 import { isSessionRevoked } from './revocations'
 import { openLiveSession } from './session-cookie'
 import { isShuttingDown, onShutdown, workStarted } from './shutdown'
+import { throttledWarning } from './throttled-warning'
 
 /** Open tunnels are checked this often for a session that ended (8-hour end, token expiry, revocation). */
 const SESSION_SWEEP_MS = 1_000
@@ -34,6 +36,9 @@ const tunnels = new Set<Tunnel>()
 let sweeper: NodeJS.Timeout | undefined
 /** Tunnels open, and handshakes under way, per session id and per client address (APP_WS_MAX_PER_*). */
 const slots = new OpenSlots()
+const warnCapped = throttledWarning()
+/** A tunnel's client connection is probed this often when silent: a client gone without a word frees its slots. */
+const KEEPALIVE_MS = 30_000
 
 /** A tunnel opened with a session ends with it: its 8-hour end, the token's expiry, or a revocation. */
 function sweepEndedSessions(): void {
@@ -131,9 +136,14 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   const session = cookie ? openLiveSession(cookie) : null
   // A slot per session and per client address, from the handshake on (a burst cannot slip past), given back when the
   // client's connection closes: a refused handshake and an ended tunnel alike.
+  // An address is counted as the brute-force limits count it (IPv6 by its /64).
   const { perSession, perClient } = config.webSocketLimits
-  const release = slots.take(session ? [[`s:${session.sid}`, perSession], [`c:${client.ip}`, perClient]] : [[`c:${client.ip}`, perClient]])
-  if (!release) return fail(new GatewayError(429, MESSAGES.tooManyTunnels))
+  const byClient = [`c:${rateLimitAddress(client.ip)}`, perClient] as const
+  const release = slots.take(session ? [[`s:${session.sid}`, perSession], byClient] : [byClient])
+  if (!release) {
+    warnCapped(`WebSocket: từ chối bắt tay vượt giới hạn (APP_WS_MAX_PER_SESSION ${perSession}, APP_WS_MAX_PER_CLIENT ${perClient}).`)
+    return fail(new GatewayError(429, MESSAGES.tooManyTunnels))
+  }
   if (socket.destroyed) return release()
   socket.once('close', release)
   const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, liveToken(session)))
@@ -184,6 +194,7 @@ function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backen
   for (const side of [client, backend]) {
     side.setTimeout(0)
     side.setNoDelay(true)
+    side.setKeepAlive(true, KEEPALIVE_MS)
   }
   if (backendHead.length) client.write(backendHead)
   if (clientHead.length) backend.write(clientHead)

@@ -1,7 +1,7 @@
-import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { logEntries, type RunningGateway } from '../support/gateway'
 import { rawRequest } from '../support/raw-http'
+import { redisClient } from '../support/redis'
 import { startScriptedIam } from '../support/scripted-iam'
 import { useStack } from '../support/stack'
 
@@ -132,7 +132,7 @@ describe('counters an attacker cannot push out', () => {
 
   it('creates no Redis key for a refused attempt', async () => {
     const redis = await stack.redisServer()
-    const client = new Redis(redis.url, { lazyConnect: true })
+    const client = await redisClient(redis.url, { lazyConnect: true })
     try {
       await client.connect()
       const gateway = await stack.gatewayWith({ APP_REDIS_URL: redis.url, APP_TRUST_PROXY: '1', APP_RATE_LIMIT_PER_IP: '2' })

@@ -231,6 +231,8 @@ describe('logs', () => {
       expect(everything, `a log line holds ${secret.slice(0, 12)}…`).not.toContain(secret)
     }
     expect(everything).not.toMatch(/Bearer|authorization|svc_session=/i)
+    // The unknown page was said (Vue Router's warning), its query not.
+    expect(everything).toMatch(/\/no-such-page\?…/)
   })
 })
 

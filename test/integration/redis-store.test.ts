@@ -46,7 +46,8 @@ describe('RedisRateLimitStore against a real redis-server', () => {
       expect((await store.reserve(entries('slow'), 60_000)).ok).toBe(true)
       const elapsed = Date.now() - started
       expect(elapsed).toBeGreaterThanOrEqual(400)
-      expect(elapsed).toBeLessThan(1_000)
+      // Waiting for Redis would take its 2 s sleep; room is left for a busy machine (other test files beside it).
+      expect(elapsed).toBeLessThan(1_500)
       expect(warn).toHaveBeenCalled()
       await sleeping
     }

@@ -1,12 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { logEntries, type RunningGateway } from '../support/gateway'
 import { loginCookie } from '../support/login'
 import { rawRequest } from '../support/raw-http'
-import { waitForClients, type RunningRedis } from '../support/redis'
+import { redisClient, waitForClients, type RunningRedis } from '../support/redis'
 import { useStack } from '../support/stack'
 
 /**
@@ -89,12 +88,12 @@ describe('revocations through Redis faults', () => {
     const [sale, admin] = [await loginCookie(first, 'sale', 'sale123'), await loginCookie(second, 'admin', 'admin123')]
     await logout(first, sale)
     await logout(second, admin)
-    const before = new Redis(redis.url)
+    const before = await redisClient(redis.url)
     await expect.poll(async () => (await before.keys('svc:rev:s:*')).length).toBe(2)
     before.disconnect()
     await redis.stop()
     const empty = await stack.redisServer(redis.port)
-    const client = new Redis(empty.url)
+    const client = await redisClient(empty.url)
     try {
       expect(await client.keys('svc:rev:s:*')).toEqual([]) // no persistence: it lost them
       await within2s(async () => (await client.keys('svc:rev:s:*')).length === 2)

@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loginCookie } from '../support/login'
 import type { RunningGateway } from '../support/gateway'
 import { rawRequest } from '../support/raw-http'
-import type { RunningRedis } from '../support/redis'
+import { redisClient, type RunningRedis } from '../support/redis'
 import { useStack } from '../support/stack'
 
 const HOUR = 60 * 60_000
@@ -101,10 +100,10 @@ describe('revocations shared through Redis', () => {
   let redis: RunningRedis
   let first: RunningGateway
   let second: RunningGateway
-  let client: Redis
+  let client: Awaited<ReturnType<typeof redisClient>>
   beforeAll(async () => {
     redis = await stack.redisServer()
-    client = new Redis(redis.url)
+    client = await redisClient(redis.url)
     const env = { APP_REDIS_URL: redis.url }
     ;[first, second] = await Promise.all([stack.gatewayWith(env), stack.gatewayWith(env)])
   })

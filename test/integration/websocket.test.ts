@@ -146,6 +146,9 @@ describe('caps on open tunnels', () => {
     expect((await refusal(open(wsUrl(capped, '/api/live/echo'), { cookie: viewer }))).status).toBe(429)
     expect((await refusal(open(wsUrl(capped, '/api/live/echo')))).status).toBe(429)
     expect(stack.ws.handshakes.length).toBe(before + 3)
+    // A refused handshake took nothing: the session's and the address's counts are where they were.
+    expect((await refusal(open(wsUrl(capped, '/api/live/echo'), { cookie: sale }))).status).toBe(429)
+    await expect.poll(() => capped.stdout()).toMatch(/vượt giới hạn \(APP_WS_MAX_PER_SESSION 2, APP_WS_MAX_PER_CLIENT 3\)/)
     // A tunnel that closes gives its slots back.
     first.close()
     await expect.poll(async () => {

@@ -73,11 +73,13 @@ async function spawnGateway(env: Record<string, string>, entry: string, port: nu
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 20_000
   // Nitro says `Listening on …` once its own listen succeeded: a server that answers before that is another one.
+  // A port taken meanwhile: Nitro logs EADDRINUSE but may stay alive (another listener, a Redis connection).
   while (!output.includes('Listening on ')) {
-    if (child.exitCode !== null) {
-      if (output.includes('EADDRINUSE')) throw new PortTaken(output)
-      throw new Error(`gateway exited (${child.exitCode}):\n${output}`)
+    if (output.includes('EADDRINUSE')) {
+      child.kill('SIGKILL')
+      throw new PortTaken(output)
     }
+    if (child.exitCode !== null) throw new Error(`gateway exited (${child.exitCode}):\n${output}`)
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
       throw new Error(`gateway did not start:\n${output}`)
@@ -93,9 +95,14 @@ async function spawnGateway(env: Record<string, string>, entry: string, port: nu
     stdout: () => stdout,
     process: child,
     logFormat: env.APP_LOG_FORMAT ?? 'json',
+    // SIGTERM (the graceful shutdown), and SIGKILL if it has not ended 15 s later.
     stop: () => new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve()
-      child.once('exit', () => resolve())
+      const stuck = setTimeout(() => child.kill('SIGKILL'), 15_000)
+      child.once('exit', () => {
+        clearTimeout(stuck)
+        resolve()
+      })
       child.kill('SIGTERM')
     }),
   }

@@ -66,10 +66,20 @@ function redisProcessId(port: number): Promise<number | undefined> {
   })
 }
 
+/**
+ * A test's own ioredis client. Its connection errors are expected (tests stop the server under it) and are not
+ * reported: ioredis prints every error event nobody listens to.
+ */
+export async function redisClient(url: string, options: { lazyConnect?: boolean } = {}) {
+  const { Redis } = await import('ioredis')
+  const client = new Redis(url, { ...options, maxRetriesPerRequest: 1 })
+  client.on('error', () => {})
+  return client
+}
+
 /** Waits until `count` clients are connected to the Redis at `url` (the gateways have connected). */
 export async function waitForClients(url: string, count: number, timeoutMs = 10_000): Promise<void> {
-  const { Redis } = await import('ioredis')
-  const probe = new Redis(url)
+  const probe = await redisClient(url)
   try {
     const deadline = Date.now() + timeoutMs
     for (;;) {

@@ -12,6 +12,8 @@ export async function startScriptedIam() {
   const server = createServer((socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
+    // A gateway that stops reading an answer (too large) resets the connection: nothing to report.
+    socket.on('error', () => socket.destroy())
     let buffered = Buffer.alloc(0)
     socket.on('data', (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk])

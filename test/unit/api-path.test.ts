@@ -33,7 +33,7 @@ describe('backendPath', () => {
     '/api/admin/revoke-user.', '/api/admin/revoke-user%2e', '/api/admin/revoke-user.;x', '/api/admin./revoke-user',
     '/api/admin/revoke-user%20', '/api/%20admin/x', '/api/admin/revoke-user%09', '/api/admin%00/x', '/api/admin/revoke-user%00.json',
     '/api/a%0ab', '/api/a%7fb', '/api/admin/revoke-user%C2%A0', '/api/admin/revoke-user%E3%80%80', '/api/admin/revoke-user%2520',
-    '/api/．．/admin', '/api/%EF%BC%8E%EF%BC%8E/admin', '/api/x/%EF%BC%8E', '/api/admin／..', '/api/..%EF%BC%8Fadmin',
+    '/api/．．/admin', '/api/a/％２ｅ％２ｅ/b', '/api/a/%EF%BC%85%32%65%EF%BC%85%32%65/b', '/api/%EF%BC%8E%EF%BC%8E/admin', '/api/x/%EF%BC%8E', '/api/admin／..', '/api/..%EF%BC%8Fadmin',
   ])('refuses %s', (url) => {
     expect(backendPath(url, '/v1')).toBeNull()
   })

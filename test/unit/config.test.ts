@@ -119,6 +119,11 @@ describe('parseGatewayConfig', () => {
     expect(config.trustedOrigins).toEqual(['https://a.example', 'https://b.example'])
     expect(config.trustProxy).toBe(1)
   })
+  it('keeps the new time limits within an hour (Node fires a longer timer at once)', () => {
+    expect(() => parseGatewayConfig({ auth: { timeout: '3000000' } }, [SECRET])).toThrow(/APP_AUTH_TIMEOUT phải là số nguyên từ 1 đến 3600/)
+    expect(() => parseGatewayConfig({ authBodyTimeout: 3601 }, [SECRET])).toThrow(/APP_AUTH_BODY_TIMEOUT phải là số nguyên từ 1 đến 3600/)
+    expect(parseGatewayConfig({ auth: { timeout: 3600 }, authBodyTimeout: '3600' }, [SECRET])).toMatchObject({ iamTimeoutSeconds: 3600, authBodyTimeoutSeconds: 3600 })
+  })
   it('names the variable of a bad address', () => {
     expect(() => parseGatewayConfig({ auth: { baseURL: 'not a url' } }, [SECRET])).toThrow(/APP_AUTH_BASE_URL/)
     expect(() => parseGatewayConfig({ apiProxyTarget: 'ftp://x' }, [SECRET])).toThrow(/APP_API_PROXY_TARGET/)

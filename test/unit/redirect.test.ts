@@ -48,7 +48,7 @@ describe('isInternalPath / safeRedirect', () => {
   })
 
   it('refuses non-strings and overlong values', () => {
-    for (const value of [undefined, null, 42, ['/a'], { a: 1 }, `/${'a'.repeat(3000)}`]) expect(safeRedirect(value)).toBe('/')
+    for (const value of [undefined, null, 42, ['/a'], { a: 1 }, `/${'a'.repeat(3000)}`, `/${'一'.repeat(2047)}`]) expect(safeRedirect(value)).toBe('/')
   })
 
   it('keeps the origin for every payload of the generated corpus, raw and decoded once and twice', () => {
