@@ -20,8 +20,8 @@ const onCpu = (cpu, command, args, options = {}) => {
 }
 
 try {
-  onCpu(1, 'redis-server', ['--port', '4210', '--save', '', '--appendonly', 'no'])
-  onCpu(1, 'redis-server', ['--port', '4211', '--save', '', '--appendonly', 'no'])
+  onCpu(1, 'redis-server', ['--port', '4210', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  onCpu(1, 'redis-server', ['--port', '4211', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
   onCpu(1, process.execPath, [`${root}bench/backend.mjs`, '4212'])
   await sleep(500)
   const client = new Redis('redis://127.0.0.1:4210')
