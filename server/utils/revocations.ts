@@ -104,9 +104,16 @@ function settled(): void {
   clearInterval(retryTimer)
   retryTimer = undefined
   if (journalRead) {
-    rmSync(journalRead, { force: true })
-    useLogger().info({ journal: journalRead }, 'Redis đã nhận mọi thu hồi phiên của nhật ký: xoá nhật ký.')
+    const journal = journalRead
     journalRead = undefined
+    try {
+      rmSync(journal, { force: true })
+      useLogger().info({ journal }, 'Redis đã nhận mọi thu hồi phiên của nhật ký: xoá nhật ký.')
+    }
+    catch (error) {
+      // Harmless: its revocations are in Redis, and reading them again at the next start adds nothing.
+      useLogger().warn({ journal, error: (error as Error).message }, 'không xoá được nhật ký thu hồi phiên.')
+    }
   }
 }
 
