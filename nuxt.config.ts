@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { gatewayRouteTable } from './server/core/route-table'
 
 /** The layer's own /api/** catch-all (the proxy); every other route under /api belongs to the app and wins. */
 const PROXY_ROUTE_FILE = join(dirname(fileURLToPath(import.meta.url)), 'server/routes/api/[...path].ts')
@@ -137,15 +138,8 @@ declare module 'vue' {
     // known at build time: the gateway's /api/** catch-all marked as the proxy.
     'nitro:init'(nitro) {
       nitro.options.virtual['#svc-gateway/routes'] = () => {
-        const routes = [...nitro.scannedHandlers, ...nitro.options.handlers]
-          .filter(handler => handler.route && !handler.middleware)
-          .map(handler => ({
-            route: handler.route!,
-            ...(handler.method ? { method: handler.method.toLowerCase() } : {}),
-            ...(handler.handler === PROXY_ROUTE_FILE ? { proxy: true } : {}),
-          }))
-        // Nitro adds the page renderer as '/**' for every method.
-        if (nitro.options.renderer) routes.push({ route: '/**' })
+        // Nitro adds the page renderer as '/**' for every method; a build without the proxy route fails here.
+        const routes = gatewayRouteTable([...nitro.scannedHandlers, ...nitro.options.handlers], PROXY_ROUTE_FILE, !!nitro.options.renderer)
         return `export default ${JSON.stringify(routes)}`
       }
     },
