@@ -14,10 +14,10 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { startDevIam } from '../dev/iam.mjs'
+import { pin, stop, waitForTcp, wrkMs } from './processes.mjs'
 
 const RUNS = Number(process.env.RUNS ?? 2)
 const ROUNDS = Number(process.env.ROUNDS ?? 8)
@@ -33,7 +33,6 @@ if (!beforeDir || !afterDir) {
 const SECRET = randomBytes(32).toString('hex')
 const children = []
 const log = (...a) => console.log(`[ab ${new Date().toISOString().slice(11, 19)}]`, ...a)
-const pin = (cpu, cmd, args) => ['taskset', ['-c', String(cpu), cmd, ...args]]
 const sleep = ms => new Promise(r => setTimeout(r, ms))
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b)
@@ -43,22 +42,6 @@ function median(values) {
 
 const PORTS = { backend: 4200, old: 4201, new: 4202, oldMetrics: 4211, newMetrics: 4212, oldRedis: 4208, newRedis: 4209 }
 const TREES = { old: beforeDir, new: afterDir }
-
-async function waitTcp(port, ms = 10_000) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const ok = await new Promise((resolve) => {
-      const s = connect(port, '127.0.0.1', () => {
-        s.end()
-        resolve(true)
-      })
-      s.on('error', () => resolve(false))
-    })
-    if (ok) return
-    if (Date.now() > deadline) throw new Error(`nothing on ${port}`)
-    await sleep(100)
-  }
-}
 
 async function waitHttp(child, name, port, errs) {
   const deadline = Date.now() + 30_000
@@ -106,25 +89,10 @@ async function startGateway(which, run) {
   return { child, collector, errors: () => errors }
 }
 
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise(r => child.once('exit', r))
-  child.kill('SIGTERM')
-  const t = setTimeout(() => child.kill('SIGKILL'), 5_000)
-  await exited
-  clearTimeout(t)
-}
-
 async function loginCookie(port) {
   const r = await fetch(`http://127.0.0.1:${port}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin123' }) })
   if (r.status !== 200) throw new Error(`login on ${port}: ${r.status}`)
   return r.headers.getSetCookie().map(l => l.split(';')[0]).join('; ')
-}
-
-/** A wrk latency ('812.00us', '9.63ms', '1.2s') in milliseconds. */
-function wrkMs(text) {
-  const [, value, unit] = /([\d.]+)(us|ms|s)/.exec(text) ?? [null, '0', 'ms']
-  return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
 }
 
 /** wrk -t1 -c32 -dNs --latency on CPU 1; bounded by wrk's own duration plus a kill timer. */
@@ -158,14 +126,14 @@ try {
   // Backend on CPU 1 (this repository's bench/backend.mjs, the same for both builds).
   const [bbin, bargv] = pin(1, process.execPath, [fileURLToPath(new URL('./backend.mjs', import.meta.url)), String(PORTS.backend)])
   children.push(spawn(bbin, bargv, { stdio: 'ignore' }))
-  await waitTcp(PORTS.backend)
+  await waitForTcp(PORTS.backend)
   iam = await startDevIam({ port: 0 })
   // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as run.mjs loads them).
   for (const which of ['old', 'new']) {
     const port = PORTS[`${which}Redis`]
     const [rbin, rargv] = pin(1, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
     children.push(spawn(rbin, rargv, { stdio: 'ignore' }))
-    await waitTcp(port)
+    await waitForTcp(port)
     const client = new Redis(`redis://127.0.0.1:${port}`)
     const batch = client.pipeline()
     for (let i = 0; i < 10_000; i++) {

@@ -19,12 +19,12 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { connect } from 'node:net'
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
 import { startDevIam } from '../dev/iam.mjs'
 import { patternChunk, patternSha256 } from '../dev/pattern.mjs'
+import { has, pin, stop, waitForTcp, wrkMs } from './processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tmp = fileURLToPath(new URL('./.tmp/', import.meta.url))
@@ -34,10 +34,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECRET = randomBytes(32).toString('hex')
 const children = []
 const log = (...args) => console.log('[bench]', ...args)
-
-function has(command) {
-  return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
-}
 
 /** Installs a Debian package when missing and we are root; says which way it went. */
 function ensurePackage(command, pkg) {
@@ -52,8 +48,6 @@ function ensurePackage(command, pkg) {
   log(ok ? `${command}: installed` : `${command}: not available, skipped`)
   return ok
 }
-
-const pin = (cpu, command, args) => (has('taskset') && cpus().length > 1 ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args])
 
 /**
  * Starts a process pinned to `cpu` (0) and waits until its port answers. With `logFile`, its stdout is a pipe read by a
@@ -91,41 +85,10 @@ async function startServer(name, command, args, port, env = {}, logFile = undefi
   }
 }
 
-/** Stops a process (SIGTERM, then SIGKILL) and waits for it. */
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
-  await exited
-  clearTimeout(timer)
-}
-
-/** Waits until something accepts TCP connections on a loopback port (a server that does not speak HTTP). */
-async function waitForTcp(port) {
-  const deadline = Date.now() + 10_000
-  while (!(await new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.end()
-      resolve(true)
-    })
-    socket.on('error', () => resolve(false))
-  }))) {
-    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port}`)
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-}
-
 function build(target) {
   log(`building ${target}…`)
   const result = spawnSync('npx', ['nuxt', 'build', target], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
   if (result.status !== 0) throw new Error(`build of ${target} failed`)
-}
-
-/** Milliseconds from a wrk latency figure ('812.00us', '2.41ms', '1.02s'). */
-function wrkMs(text) {
-  const [, value, unit] = /([\d.]+)(us|ms|s)/.exec(text) ?? [null, '0', 'ms']
-  return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
 }
 
 /** One load run from CPU 1 (wrk, else autocannon); resolves with req/s, p50 and p99 in ms and the non-2xx count. */

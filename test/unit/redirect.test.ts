@@ -13,7 +13,7 @@ const HOSTILE = [
   // Dot segments that collapse into a protocol-relative path (the second review's open redirect).
   '/.//evil.test', '/..//evil.test', '/%2e%2e//evil.test', '/%2E//evil.test', '/x/..//evil.test', '/x/%2e%2e//evil.test',
   '/./\\evil.test', '/.\\/evil.test', '/..\\\\evil.test', '/.//evil.test/path?x=1', '/\t.//evil.test', '/.\n//evil.test',
-  '/x/../..//evil.test', '/a/b/../../..//evil.test',
+  '/x/../..//evil.test', '/a/b/%2e%2e/%2e%2e/%2e%2e//evil.test',
 ]
 /** Internal targets and the path a browser opens for each (what is sent). */
 const SAFE: Array<[string, string]> = [
