@@ -13,11 +13,10 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
-import { request as httpRequest } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { startDevIam } from '../dev/iam.mjs'
-import { pin, stop, waitForTcp, wrkMs } from './processes.mjs'
+import { pin, stop, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const RUNS = Number(process.env.RUNS ?? 2)
 const ROUNDS = Number(process.env.ROUNDS ?? 8)
@@ -43,24 +42,6 @@ function median(values) {
 const PORTS = { backend: 4200, old: 4201, new: 4202, oldMetrics: 4211, newMetrics: 4212, oldRedis: 4208, newRedis: 4209 }
 const TREES = { old: beforeDir, new: afterDir }
 
-async function waitHttp(child, name, port, errs) {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${errs()}`)
-    const up = await new Promise((resolve) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path: '/', method: 'HEAD' }, (res) => {
-        res.resume()
-        resolve(true)
-      })
-      req.on('error', () => resolve(false))
-      req.end()
-    })
-    if (up) return
-    if (Date.now() > deadline) throw new Error(`${name} did not start: ${errs()}`)
-    await sleep(100)
-  }
-}
-
 /** Gateway pinned to CPU 0, stdout through a pipe to `cat > file` pinned to CPU 1 (as run.mjs). */
 async function startGateway(which, run) {
   const [cbin, cargv] = pin(1, 'cat', [])
@@ -85,7 +66,7 @@ async function startGateway(which, run) {
     errors += c
   })
   children.push(child)
-  await waitHttp(child, which, PORTS[which], () => errors.trim().split('\n').slice(-3).join(' '))
+  await waitForHttp(child, which, PORTS[which], () => errors, 30)
   return { child, collector, errors: () => errors }
 }
 

@@ -1,6 +1,7 @@
 // @ts-check
 /** What the bench scripts share: pinning a process to a CPU, waiting for a port, stopping a process, wrk's figures. */
 import { spawnSync } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import { cpus } from 'node:os'
 
@@ -41,4 +42,27 @@ export async function waitForTcp(port) {
 export function wrkMs(text) {
   const [, value, unit] = /([\d.]+)(us|ms|s)/.exec(text) ?? [null, '0', 'ms']
   return Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1)
+}
+
+/**
+ * Waits until a started server answers HTTP on a loopback port (any status); fails when the process exits first or
+ * after `seconds`, saying the last lines `errors()` gives (its stderr).
+ */
+export async function waitForHttp(child, name, port, errors, seconds = 20) {
+  const deadline = Date.now() + seconds * 1000
+  const last = () => errors().trim().split('\n').slice(-3).join(' ')
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited: ${last()}`)
+    const up = await new Promise((resolve) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/', method: 'HEAD' }, (res) => {
+        res.resume()
+        resolve(true)
+      })
+      req.on('error', () => resolve(false))
+      req.end()
+    })
+    if (up) return
+    if (Date.now() > deadline) throw new Error(`${name} did not start within ${seconds} s: ${last()}`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
 }

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
 import { startDevIam } from '../dev/iam.mjs'
 import { patternChunk, patternSha256 } from '../dev/pattern.mjs'
-import { has, pin, stop, waitForTcp, wrkMs } from './processes.mjs'
+import { has, pin, stop, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tmp = fileURLToPath(new URL('./.tmp/', import.meta.url))
@@ -68,21 +68,8 @@ async function startServer(name, command, args, port, env = {}, logFile = undefi
     errors += chunk
   })
   children.push(child)
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${errors.trim().split('\n').slice(-3).join(' ')}`)
-    const up = await new Promise((resolve) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path: '/', method: 'HEAD' }, (res) => {
-        res.resume()
-        resolve(true)
-      })
-      req.on('error', () => resolve(false))
-      req.end()
-    })
-    if (up) return child
-    if (Date.now() > deadline) throw new Error(`${name} did not start within 20 s: ${errors.trim().split('\n').slice(-3).join(' ')}`)
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  await waitForHttp(child, name, port, () => errors)
+  return child
 }
 
 function build(target) {
