@@ -1,9 +1,12 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gatewayRouteTable } from './server/core/route-table'
+import { presetRefusal } from './server/core/server-preset'
+import gatewayPreset from './server/preset'
 
+const LAYER_DIR = dirname(fileURLToPath(import.meta.url))
 /** The layer's own /api/** catch-all (the proxy); every other route under /api belongs to the app and wins. */
-const PROXY_ROUTE_FILE = join(dirname(fileURLToPath(import.meta.url)), 'server/routes/api/[...path].ts')
+const PROXY_ROUTE_FILE = join(LAYER_DIR, 'server/routes/api/[...path].ts')
 
 /**
  * svc-auth-gateway: a Nuxt layer. Every key under runtimeConfig.svcGateway is overridden at start by its APP_*
@@ -134,9 +137,26 @@ declare module 'vue' {
   },
   compatibilityDate: '2026-01-01',
   hooks: {
-    // The request gate (server/plugins/request-gate.ts) decides as Nitro's router does, so it needs every route,
+    // A production build runs on the gateway's own Node server (server/node-server.ts) through the layer's preset,
+    // unless the app chose a preset (nitro.preset, NITRO_PRESET): nitro:init then checks that it is this one.
+    // `nuxt dev` keeps Nitro's development server, with the gate as its first middleware and the /api/** WebSocket
+    // tunnel on Nitro's WebSocket support (the slower route).
+    'nitro:config'(nitroConfig) {
+      if (nitroConfig.dev) {
+        nitroConfig.handlers = [{ middleware: true, handler: join(LAYER_DIR, 'server/dev/gate.ts') }, ...nitroConfig.handlers ?? []]
+        nitroConfig.experimental = { ...nitroConfig.experimental, websocket: true }
+      }
+      else if (!nitroConfig.preset && !process.env.NITRO_PRESET && !process.env.SERVER_PRESET) {
+        nitroConfig.preset = join(LAYER_DIR, 'server/preset.ts')
+      }
+    },
+    // The request gate (server/utils/request-gate.ts) decides as Nitro's router does, so it needs every route,
     // known at build time: the gateway's /api/** catch-all marked as the proxy.
     'nitro:init'(nitro) {
+      if (!nitro.options.dev && nitro.options.preset !== 'nitro-prerender') {
+        const refusal = presetRefusal(nitro.options.preset, nitro.options.entry, gatewayPreset.entry)
+        if (refusal) throw new Error(refusal)
+      }
       nitro.options.virtual['#svc-gateway/routes'] = () => {
         // Nitro adds the page renderer as '/**' for every method; a build without the proxy route fails here.
         const routes = gatewayRouteTable([...nitro.scannedHandlers, ...nitro.options.handlers], PROXY_ROUTE_FILE, !!nitro.options.renderer)

@@ -3,3 +3,12 @@ declare module '#svc-gateway/routes' {
   const routes: Array<{ route: string, method?: string, proxy?: boolean }>
   export default routes
 }
+
+declare module '#nitro-internal-pollyfills' {
+  // Nitro's polyfills for the target, imported first by every entry (server/node-server.ts): nothing to import by name.
+}
+
+declare module 'nitropack/runtime/internal' {
+  /** Runs the app's scheduled Nitro tasks (Nitro's own node-server entry starts it the same way). */
+  export function startScheduleRunner(): void
+}

@@ -5,13 +5,12 @@ import { createLogger, routeConsoleToLogger, setLogger } from '../utils/logger'
 import { startLoginLimits } from '../utils/login-limits'
 import { startMetricsListener } from '../utils/metrics-listener'
 import { journalPendingRevocations, startRevocations } from '../utils/revocations'
-import { installShutdown } from '../utils/shutdown'
 import { keepTickShape } from '../utils/tick-shape'
 
 /**
  * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
- * with a message naming the variable); then the graceful shutdown, the metrics listener, the brute-force counters and
+ * with a message naming the variable); then the metrics listener, the brute-force counters and
  * the shared revocations. One of Node's nextTick entries is kept alive, so an idle spell cannot slow the proxy
  * (utils/tick-shape.ts).
  */
@@ -27,7 +26,6 @@ export default defineNitroPlugin((nitroApp) => {
     log.fatal(`cấu hình không hợp lệ: ${error.message}`)
     process.exit(1)
   }
-  if (!import.meta.dev) installShutdown(nitroApp, config.shutdownTimeoutSeconds, log)
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
   void startLoginLimits()
   void startRevocations()

@@ -1,10 +1,9 @@
 import type { IncomingMessage, IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
-import type { TLSSocket } from 'node:tls'
 import { Agent, type Dispatcher } from 'undici'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
-import { backendRequestHeaders, browserResponseHeaders, clientInfo, forwardContext } from '../core/forwarding'
+import { backendRequestHeaders, browserResponseHeaders, forwardContext, type ClientInfo } from '../core/forwarding'
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
@@ -42,6 +41,16 @@ async function* requestBody(req: IncomingMessage): AsyncGenerator<Buffer> {
   yield* req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>
 }
 
+/** What the proxy needs of a request's scope (utils/request-gate.ts). */
+export interface ProxiedScope {
+  /** The request id, sent to the backend and on the answer. */
+  id: string
+  /** The client as believed (X-Forwarded-For, X-Real-IP, X-Forwarded-Proto and -Host). */
+  client: ClientInfo
+  /** The gate's follower of the request: the proxy's clean-up runs from its one 'close' listener. */
+  exchange?: Exchange
+}
+
 /** A backend tried to set the gateway's own cookies: dropped, and said in the log at most once a minute. */
 const warnGatewayCookies = throttledWarning()
 
@@ -52,7 +61,8 @@ const warnGatewayCookies = throttledWarning()
  * written as the contract's JSON. What is left to do when the answer is finished or the client has gone runs from
  * the request gate's `exchange` (one 'close' listener a request), or from a 'close' listener of its own without one.
  */
-export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: string, exchange?: Exchange): void {
+export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope): void {
+  const { id, client, exchange } = scope
   const { config } = useGatewayConfig()
   if (!config.apiProxyTarget) return answerError(res, id, new GatewayError(500, MESSAGES.proxyTargetMissing))
   const { origin, basePath, host } = backendTarget(config.apiProxyTarget)
@@ -61,7 +71,6 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, id: s
 
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
-  const client = clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, config.trustProxy)
   const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, cookie ? liveToken(openLiveSession(cookie)) : undefined))
 
   try {

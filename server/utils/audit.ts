@@ -1,22 +1,19 @@
-import type { IncomingMessage } from 'node:http'
-import type { TLSSocket } from 'node:tls'
 import type { H3Event } from 'h3'
-import { clientInfo } from '../core/forwarding'
 import { capLogField } from '../core/log-field'
-import { useGatewayConfig } from './gateway-config'
 import { GatewayError, RequestError } from './gateway-error'
 import { IamRefusal } from './iam-client'
 import { useLogger } from './logger'
+import { requestScope, unscopedClient } from './request-gate'
 import { useMetrics, type AttemptOutcome } from './metrics'
 
-/** The client's address, through APP_TRUST_PROXY reverse proxies. */
-export function clientAddress(req: IncomingMessage): string {
-  return clientInfo(req.headers, req.socket.remoteAddress ?? '', !!(req.socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy).ip
+/** The client's address, through APP_TRUST_PROXY reverse proxies (the request scope's, worked out at the gate). */
+export function clientAddress(event: H3Event): string {
+  return (requestScope(event)?.client ?? unscopedClient(event.node.req)).ip
 }
 
 /** What an audit line says of a request: who, from where, through which application, under which request id. */
 function requestFields(event: H3Event) {
-  return { client: clientAddress(event.node.req), requestId: (event.context.requestId as string | undefined) ?? null }
+  return { client: clientAddress(event), requestId: requestScope(event)?.id ?? null }
 }
 
 /** What a login or OTP attempt learned of its user while it ran. */

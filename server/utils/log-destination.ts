@@ -3,6 +3,8 @@ import SonicBoom from 'sonic-boom'
 /** What pino writes its lines to. */
 export interface LineDestination {
   write: (line: string) => void
+  /** Writes what is waiting, synchronously (end of a drain, a fatal error). */
+  flush?: () => void
 }
 
 /** Lines wait at most this long before they are written... */
@@ -48,15 +50,17 @@ export function batchedLines(fd: number): LineDestination {
     if (error.code !== 'EPIPE') throw error
     broken = true
   })
-  process.on('exit', () => {
+  const flushSync = () => {
     flush()
     if (broken) return
     try {
       boom.flushSync()
     }
     catch { /* stdout already gone */ }
-  })
+  }
+  process.on('exit', flushSync)
   return {
+    flush: flushSync,
     write(line) {
       if (broken) return
       // UTF-8 takes at most 3 bytes per UTF-16 unit: a line that might not fit starts a new batch.

@@ -38,7 +38,19 @@ export function createLogger(settings: LoggingConfig, destination?: LineDestinat
     out.write(line)
   } })
   accessWriters.set(logger, accessLines.add)
+  flushers.set(logger, () => {
+    accessLines.drain()
+    out.flush?.()
+  })
   return logger
+}
+
+/** The synchronous flush of each JSON logger made by createLogger. */
+const flushers = new WeakMap<Logger, () => void>()
+
+/** Writes every line the process's logger still holds, synchronously: at the end of a drain and on a fatal error. */
+export function flushLogs(): void {
+  if (logger) flushers.get(logger)?.()
 }
 
 /** The access-line writer of each JSON logger made by createLogger (see accessLineWriter). */

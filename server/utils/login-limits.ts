@@ -23,7 +23,7 @@ function useStore(): RateLimitStore {
 
 /** The address the client is counted by (through APP_TRUST_PROXY reverse proxies; IPv6 by its /64). */
 function countedAddress(event: H3Event): string {
-  return rateLimitAddress(clientAddress(event.node.req))
+  return rateLimitAddress(clientAddress(event))
 }
 
 type AttemptOutcome = 'accepted' | 'refused' | 'other'

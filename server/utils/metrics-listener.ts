@@ -1,15 +1,8 @@
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { NitroApp } from 'nitropack/types'
 import type { Logger } from './logger'
 import { enableMetrics } from './metrics'
-
-const metricsServers = new WeakSet<Server>()
-
-/** Whether a server is the metrics listener (it never takes WebSocket handshakes). */
-export function isMetricsServer(server: Server): boolean {
-  return metricsServers.has(server)
-}
 
 /**
  * Serves the metrics in Prometheus' text format at GET /metrics on their own listener (APP_METRICS_PORT on
@@ -35,7 +28,6 @@ export function startMetricsListener(nitroApp: NitroApp, options: { port: number
       },
     )
   })
-  metricsServers.add(server)
   server.on('error', (error: NodeJS.ErrnoException) => {
     log.fatal({ error: error.message }, `APP_METRICS_PORT: không mở được ${options.host}:${options.port} (${error.code ?? error.message}).`)
     process.exit(1)

@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { TLSSocket } from 'node:tls'
 import type { AccessLine } from '../core/access-line'
-import { clientInfo } from '../core/forwarding'
 import { capLogField } from '../core/log-field'
 import { useGatewayConfig } from './gateway-config'
 import { accessLineWriter, useLogger } from './logger'
@@ -27,9 +25,8 @@ export interface AccessFacts {
   seconds: number
   bytes: number
   requestId: string
-  headers: IncomingMessage['headers']
-  address: string
-  encrypted: boolean
+  /** The client's address as believed (the request scope's). */
+  client: string
   group: RouteGroup
   /** The client left before the answer was complete. */
   aborted?: boolean
@@ -61,7 +58,7 @@ export function writeAccessLine(facts: AccessFacts): void {
     ms: Math.round(facts.seconds * 100_000) / 100,
     bytes: facts.bytes,
     requestId: facts.requestId,
-    client: clientInfo(facts.headers, facts.address, facts.encrypted, config.trustProxy).ip,
+    client: facts.client,
     group: facts.group,
   }
   if (facts.aborted) line.aborted = true
@@ -85,12 +82,11 @@ export interface Exchange {
  * runs the exchange's onEnd, then writes the access line and the request metrics. `bytes` is what went out on the
  * socket for this answer, headers included.
  */
-export function observeRequest(req: IncomingMessage, res: ServerResponse, requestId: string, group: RouteGroup): Exchange {
+export function observeRequest(req: IncomingMessage, res: ServerResponse, requestId: string, client: string, group: RouteGroup): Exchange {
   const start = performance.now()
   const method = req.method ?? 'GET'
   const socket = req.socket
   const bytesBefore = socket.bytesWritten
-  const address = socket.remoteAddress ?? ''
   const ended = workStarted()
   const exchange: Exchange = {}
   // 'close' comes once per response: `on`, not `once` (no wrapper to make and remove on every request).
@@ -107,9 +103,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
       seconds,
       bytes: socket.bytesWritten - bytesBefore,
       requestId,
-      headers: req.headers,
-      address,
-      encrypted: !!(socket as TLSSocket).encrypted,
+      client,
       group,
       aborted: !res.writableFinished,
     })

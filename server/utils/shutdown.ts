@@ -1,29 +1,29 @@
-import type { Server } from 'node:http'
-import type { NitroApp } from 'nitropack/types'
-import type { Logger } from './logger'
+/**
+ * The drain's state, shared by whatever serves work: requests and tunnels count themselves in, /readyz and the
+ * answers read whether the drain has begun. The drain itself (signals, closing the server, the time limit, the exit)
+ * is the gateway's server's (server/node-server.ts).
+ */
 
-/** Servers seen through their requests (Nitro creates the server; a plugin never gets it). */
-const servers = new Set<Server>()
 /** Requests and tunnels in progress. */
 let inFlight = 0
 let draining = false
 let onIdle: (() => void) | undefined
-/** What else ends when SIGTERM arrives (the WebSocket tunnels). */
-const shutdownListeners: (() => void)[] = []
+/** What else ends when the drain begins (the WebSocket tunnels). */
+const drainListeners: (() => void)[] = []
 
-/** Runs `listener` when SIGTERM arrives (once). */
+/** Runs `listener` when the drain begins (once). */
 export function onShutdown(listener: () => void): void {
-  shutdownListeners.push(listener)
+  drainListeners.push(listener)
 }
 
-/** Remembers the server a request came through, so that SIGTERM can stop it accepting. */
-export function rememberServer(server: Server | undefined): void {
-  if (server && !servers.has(server)) servers.add(server)
-}
-
-/** Whether SIGTERM has arrived: /readyz answers 503, answers carry `Connection: close`. */
+/** Whether the drain has begun: /readyz answers 503, answers carry `Connection: close`. */
 export function isShuttingDown(): boolean {
   return draining
+}
+
+/** Work in progress now (requests, tunnels, unwritten revocations). */
+export function workInFlight(): number {
+  return inFlight
 }
 
 /** Counts one request (or tunnel) in progress; call the returned function exactly once when it ends. */
@@ -40,41 +40,12 @@ export function workStarted(): () => void {
 }
 
 /**
- * Graceful shutdown, in place of Nitro's (which closes idle connections but has no readiness state): on SIGTERM or
- * SIGINT the servers stop accepting, /readyz answers 503, in-flight requests and streams finish for up to
- * `timeoutSeconds`, then the app's 'close' hooks run and the process exits 0. A second signal, or the timeout, ends it
- * at once. Outside the node-server preset's production server (nuxt dev), nothing is installed.
+ * Begins the drain: from now on /readyz answers 503 and every answer closes its connection; the drain listeners run
+ * (tunnels end). `idle` runs once no work is left in progress (at once when there is none).
  */
-export function installShutdown(nitroApp: NitroApp, timeoutSeconds: number, log: Logger): void {
-  // Read by the node-server entry right after the plugins: Nitro's own handler stays out of the way.
-  process.env.NITRO_SHUTDOWN_DISABLED = '1'
-  let exiting = false
-  const exit = async (reason: string) => {
-    if (exiting) return
-    exiting = true
-    if (inFlight > 0) log.warn({ inFlight, reason }, `dừng: cắt ${inFlight} yêu cầu còn dở (${reason}).`)
-    else log.info({ reason }, 'dừng: mọi yêu cầu đã xong.')
-    // The app's and the gateway's 'close' hooks (Redis connections, metrics listener), bounded.
-    await Promise.race([nitroApp.hooks.callHook('close'), new Promise(resolve => setTimeout(resolve, 2_000).unref())]).catch(() => {})
-    process.exit(0)
-  }
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (draining) return void exit(`${signal} lần hai`)
-    draining = true
-    log.info({ signal, inFlight, timeoutSeconds }, `nhận ${signal}: ngừng nhận kết nối, chờ ${inFlight} yêu cầu còn dở tối đa ${timeoutSeconds} giây.`)
-    for (const server of servers) {
-      server.close()
-      server.closeIdleConnections()
-    }
-    for (const listener of shutdownListeners) listener()
-    // Keep-alive connections that go idle during the drain are closed as they do.
-    setInterval(() => {
-      for (const server of servers) server.closeIdleConnections()
-    }, 250).unref()
-    setTimeout(() => void exit('hết thời gian'), timeoutSeconds * 1000).unref()
-    onIdle = () => void exit('xong')
-    if (inFlight === 0) onIdle()
-  }
-  process.on('SIGTERM', onSignal)
-  process.on('SIGINT', onSignal)
+export function beginDrain(idle: () => void): void {
+  draining = true
+  onIdle = idle
+  for (const listener of drainListeners) listener()
+  if (inFlight === 0) idle()
 }

@@ -78,6 +78,12 @@ function handshakeFailure(error: unknown): GatewayError {
   return (error as { code?: string } | null)?.code === 'ETIMEDOUT' ? new GatewayError(504, MESSAGES.apiTimeout) : new GatewayError(502, MESSAGES.apiUnreachable)
 }
 
+/** Whether a handshake is the tunnel's to take: under /api, on a path no route of the app owns (its other spellings included). */
+export function tunnelsUpgrade(req: IncomingMessage, decide: RouteDecider): boolean {
+  const path = routerPath(req.url ?? '/')
+  return isApiPath(path) && decideApiRequest(decide, path, 'get') !== 'route'
+}
+
 /**
  * A WebSocket handshake (an HTTP upgrade request) that reached the server. Under /api/** (no app route owning the
  * path), from this origin, an APP_TRUSTED_ORIGINS one or no browser: sent to the backend with the proxy's header rules;
@@ -87,8 +93,8 @@ function handshakeFailure(error: unknown): GatewayError {
 export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, decide: RouteDecider): void {
   const started = performance.now()
   const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
-  const address = socket.remoteAddress ?? ''
-  const encrypted = !!(socket as TLSSocket).encrypted
+  const { config } = useGatewayConfig()
+  const client = clientInfo(req.headers, socket.remoteAddress ?? '', !!(socket as TLSSocket).encrypted, config.trustProxy)
   const method = req.method ?? 'GET'
   let status = 0
   const ended = workStarted()
@@ -103,9 +109,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       seconds: (performance.now() - started) / 1000,
       bytes: socket.bytesWritten,
       requestId,
-      headers: req.headers,
-      address,
-      encrypted,
+      client: client.ip,
       group: 'api',
       tunnelBytesIn: status === 101 ? socket.bytesRead : undefined,
     })
@@ -117,7 +121,6 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     refuse(socket, error, requestId)
   }
 
-  const { config } = useGatewayConfig()
   const path = routerPath(req.url ?? '/')
   if (isShuttingDown()) return fail(new GatewayError(503, MESSAGES.shuttingDown))
   if (!isApiPath(path)) return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
@@ -125,7 +128,6 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   const decision = decideApiRequest(decide, path, 'get')
   if (decision === 'refuse') return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
   if (decision === 'route') return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
-  const client = clientInfo(req.headers, address, encrypted, config.trustProxy)
   if (!isSameOriginHandshake(req.headers.origin, client.host, config.trustedOrigins)) return fail(new GatewayError(403, MESSAGES.crossOrigin))
   if (!config.apiProxyTarget) return fail(new GatewayError(500, MESSAGES.proxyTargetMissing))
   const target = new URL(config.apiProxyTarget)

@@ -73,7 +73,7 @@ async function spawnGateway(env: Record<string, string>, entry: string, port: nu
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 20_000
   // Nitro says `Listening on …` once its own listen succeeded: a server that answers before that is another one.
-  // A port taken meanwhile: Nitro logs EADDRINUSE but may stay alive (another listener, a Redis connection).
+  // A port taken meanwhile: the gateway logs EADDRINUSE and exits 1 (wait for neither: choose another port).
   while (!output.includes('Listening on ')) {
     if (output.includes('EADDRINUSE')) {
       child.kill('SIGKILL')

@@ -4,23 +4,30 @@ import { acceptedRequestId } from '../../core/forwarding'
 import { routerPath } from '../../core/route-match'
 import { proxyApiRequest } from '../../utils/api-proxy'
 import { GatewayError, MESSAGES, sendGatewayError } from '../../utils/gateway-error'
+import { requestScope, unscopedClient } from '../../utils/request-gate'
 import { useApiDecider } from '../../utils/route-decider'
+import { devTunnel } from '../../utils/dev-tunnel'
 
 /**
  * Any method on /api/**: the streaming proxy to APP_API_PROXY_TARGET. A more specific route of the app wins.
- * Requests from browsers are proxied by the request gate (server/plugins/request-gate.ts) before they get here;
- * this route serves internal calls (SSR $fetch), with the same rule on other spellings of an app route's path.
+ * The gateway's server (server/node-server.ts) proxies browsers' requests before Nitro sees them; this route serves
+ * the rest: internal calls (SSR $fetch, which never pass the gate) with the same rule on other spellings of an app
+ * route's path, and every proxied request under `nuxt dev` (whose server is Nitro's, behind the dev gate), where its
+ * WebSocket hooks are the tunnel too.
  */
-export default defineEventHandler((event) => {
-  const { req, res } = event.node
-  const path = routerPath(req.url ?? '/')
-  if (useApiDecider()(path, (req.method ?? 'GET').toLowerCase()) === 'refuse') {
-    return sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
-  }
-  const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
-  res.setHeader('x-request-id', requestId)
-  return new Promise<void>((resolve) => {
-    res.on('close', () => resolve())
-    proxyApiRequest(req, res, requestId)
-  })
+export default defineEventHandler({
+  handler(event) {
+    const { req, res } = event.node
+    const scope = requestScope(event)
+    if (!scope && useApiDecider()(routerPath(req.url ?? '/'), (req.method ?? 'GET').toLowerCase()) === 'refuse') {
+      return sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
+    }
+    const id = scope?.id ?? acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+    res.setHeader('x-request-id', id)
+    return new Promise<void>((resolve) => {
+      res.on('close', () => resolve())
+      proxyApiRequest(req, res, { id, client: scope?.client ?? unscopedClient(req), exchange: scope?.exchange })
+    })
+  },
+  websocket: import.meta.dev ? devTunnel : undefined,
 })

@@ -1,0 +1,133 @@
+/**
+ * The gateway's Node server: the one place it is made. Nitro's entry for the layer's preset (server/preset.ts, which
+ * extends Nitro's `node-server` with this file; nuxt.config.ts selects it). Here the `http.Server` is created with its
+ * time limits, each request goes through the gate to the streaming proxy or to Nitro, WebSocket handshakes are taken,
+ * the server listens on Nitro's variables (NITRO_PORT/PORT, NITRO_HOST/HOST, NITRO_UNIX_SOCKET, NITRO_SSL_CERT and
+ * NITRO_SSL_KEY), and SIGTERM or SIGINT drains it. Under `nuxt dev` Nitro's development server stands in for this file
+ * (server/dev/gate.ts, utils/dev-tunnel.ts).
+ */
+import '#nitro-internal-pollyfills'
+import { Server as HttpServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http'
+import { Server as HttpsServer } from 'node:https'
+import type { AddressInfo, Socket } from 'node:net'
+import wsAdapter from 'crossws/adapters/node'
+import { toNodeListener } from 'h3'
+import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
+import { startScheduleRunner } from 'nitropack/runtime/internal'
+import { proxyApiRequest } from './utils/api-proxy'
+import { useGatewayConfig } from './utils/gateway-config'
+import { sendGatewayError, toGatewayError } from './utils/gateway-error'
+import { flushLogs, useLogger } from './utils/logger'
+import { gateRequest } from './utils/request-gate'
+import { useRouteDecider } from './utils/route-decider'
+import { beginDrain, isShuttingDown, workInFlight } from './utils/shutdown'
+import { handleUpgrade, tunnelsUpgrade } from './utils/ws-tunnel'
+
+/** Request headers must arrive within this time. */
+const HEADERS_TIMEOUT_MS = 60_000
+/** The app's and the gateway's 'close' hooks (Redis, the metrics listener) get this long at the end of a drain. */
+const CLOSE_HOOKS_MS = 2_000
+
+// The plugins run here: the logger, the whole configuration checked (an invalid APP_* value ends the start).
+const nitroApp = useNitroApp()
+const { config } = useGatewayConfig()
+const log = useLogger()
+
+/**
+ * No total-time cap on a request, so an upload through /api runs as long as bytes move (Node's default cuts it at
+ * 300 s), and 60 s for the headers. /auth bodies have their own limit (APP_AUTH_BODY_TIMEOUT, utils/json-body.ts).
+ */
+const options: ServerOptions = { requestTimeout: 0, headersTimeout: HEADERS_TIMEOUT_MS }
+const cert = process.env.NITRO_SSL_CERT
+const key = process.env.NITRO_SSL_KEY
+const toNitro = toNodeListener(nitroApp.h3App)
+
+/** Every request: the gate works out its scope and answers what is its to answer; the proxy or Nitro serve the rest. */
+function serve(req: IncomingMessage, res: ServerResponse): void {
+  try {
+    const scope = gateRequest(req, res)
+    if (scope.route === 'proxy') proxyApiRequest(req, res, scope)
+    else if (scope.route === 'nitro') toNitro(req, res)
+  }
+  catch (error) {
+    // Nothing above catches for us (a throw here would end the process): the contract's 500, logged without a stack.
+    if (!res.headersSent) sendGatewayError(res, toGatewayError(error))
+    else res.destroy()
+  }
+}
+
+const server = cert && key ? new HttpsServer({ ...options, cert, key }, serve) : new HttpServer(options, serve)
+const { requestTimeout, headersTimeout, keepAliveTimeout } = server
+log.info({ type: 'server', requestTimeout, headersTimeout, keepAliveTimeout }, 'giới hạn thời gian của máy chủ HTTP (ms, 0: không giới hạn)')
+
+// WebSocket handshakes: under /api/** the tunnel to the backend (utils/ws-tunnel.ts); elsewhere the app's own
+// WebSocket routes when it turned Nitro's WebSocket support on, else the contract's 404.
+const decide = useRouteDecider()
+const appWebSockets = import.meta._websocket ? wsAdapter(nitroApp.h3App.websocket) : undefined
+server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+  if (appWebSockets && !tunnelsUpgrade(req, decide)) void appWebSockets.handleUpgrade(req, socket, head)
+  else handleUpgrade(req, socket, head, decide)
+})
+
+// An address that cannot be taken ends the start (Nitro's entry would log it and go on, serving nothing).
+server.on('error', (error: NodeJS.ErrnoException) => {
+  log.fatal({ error: error.message, code: error.code }, `không mở được cổng HTTP (${error.code ?? error.message}).`)
+  flushLogs()
+  process.exit(1)
+})
+const port = Number(process.env.NITRO_PORT || process.env.PORT || 3000)
+const host = process.env.NITRO_HOST || process.env.HOST || undefined
+const socketPath = process.env.NITRO_UNIX_SOCKET
+server.listen(socketPath ? { path: socketPath } : { port, host }, () => {
+  const address = server.address() as AddressInfo | string
+  if (typeof address === 'string') return log.info(`Listening on unix socket ${address}`)
+  const baseURL = (useRuntimeConfig().app.baseURL || '').replace(/\/$/, '')
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  log.info(`Listening on ${cert && key ? 'https' : 'http'}://${shown}:${address.port}${baseURL}`)
+})
+
+// A rejection nobody handled is logged and serving goes on (as Nitro's entry does); an exception nobody caught
+// leaves the process in a state no one knows: logged as fatal, the log flushed, exit 1 (the orchestrator restarts it).
+process.on('unhandledRejection', (reason) => {
+  log.error({ error: reason instanceof Error ? reason.message : String(reason) }, 'promise bị từ chối mà không ai xử lý')
+})
+process.on('uncaughtException', (error) => {
+  log.fatal({ error: error.message, stack: error.stack }, 'lỗi không ai bắt: dừng tiến trình')
+  flushLogs()
+  process.exit(1)
+})
+
+/**
+ * The drain, on SIGTERM or SIGINT: the server stops accepting, idle keep-alive connections close (and those that go
+ * idle meanwhile), /readyz answers 503 and every answer closes its connection, tunnels end; requests, uploads and
+ * streams in flight finish for up to APP_SHUTDOWN_TIMEOUT seconds. Then the 'close' hooks run (bounded), the log is
+ * flushed and the process exits 0. A second signal, or the time limit, ends it at once.
+ */
+let exiting = false
+async function exit(reason: string): Promise<void> {
+  if (exiting) return
+  exiting = true
+  const inFlight = workInFlight()
+  if (inFlight > 0) log.warn({ inFlight, reason }, `dừng: cắt ${inFlight} yêu cầu còn dở (${reason}).`)
+  else log.info({ reason }, 'dừng: mọi yêu cầu đã xong.')
+  await Promise.race([nitroApp.hooks.callHook('close'), new Promise(resolve => setTimeout(resolve, CLOSE_HOOKS_MS).unref())]).catch(() => {})
+  flushLogs()
+  process.exit(0)
+}
+
+function drain(signal: NodeJS.Signals): void {
+  if (isShuttingDown()) return void exit(`${signal} lần hai`)
+  const timeoutSeconds = config.shutdownTimeoutSeconds
+  log.info({ signal, inFlight: workInFlight(), timeoutSeconds }, `nhận ${signal}: ngừng nhận kết nối, chờ ${workInFlight()} yêu cầu còn dở tối đa ${timeoutSeconds} giây.`)
+  server.close()
+  server.closeIdleConnections()
+  setInterval(() => server.closeIdleConnections(), 250).unref()
+  setTimeout(() => void exit('hết thời gian'), timeoutSeconds * 1000).unref()
+  beginDrain(() => void exit('xong'))
+}
+process.on('SIGTERM', drain)
+process.on('SIGINT', drain)
+
+if (import.meta._tasks) startScheduleRunner()
+
+export default {}
