@@ -5,5 +5,8 @@ export default defineNuxtConfig({
   css: ['~/assets/main.css'],
   // The app's own runtime config: NUXT_PUBLIC_APP_NAME still reaches it (the layer reads only its APP_* variables).
   runtimeConfig: { public: { appName: 'Quản lý đơn hàng' } },
+  // The test of `nuxt dev` (test/integration/dev-server.test.ts) builds into a folder of its own, away from the
+  // .nuxt that the other tests' builds and type checks use.
+  buildDir: process.env.SVC_PLAYGROUND_BUILD_DIR || undefined,
   compatibilityDate: '2026-01-01',
 })

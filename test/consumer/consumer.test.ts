@@ -29,10 +29,10 @@ interface Finished {
  * Runs a command to its end without blocking the worker. TypeScript and consola write a coloured report when
  * FORCE_COLOR is set (to any value), whose lines no pattern below would match: colours are off (NO_COLOR wins).
  */
-function command(file: string, args: string[], cwd: string, timeoutMs = 300_000): Promise<Finished> {
+function command(file: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}, timeoutMs = 300_000): Promise<Finished> {
   const { FORCE_COLOR: _forceColor, ...env } = process.env
   return new Promise((resolve) => {
-    const child = spawn(file, args, { cwd, env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
+    const child = spawn(file, args, { cwd, env: { ...env, ...extraEnv, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {
@@ -53,7 +53,7 @@ async function mustRun(file: string, args: string[], cwd: string): Promise<strin
 }
 
 const npm = (args: string[], cwd: string) => mustRun('npm', args, cwd)
-const nuxt = (args: string[]) => command(process.execPath, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], app)
+const nuxt = (args: string[], env: Record<string, string> = {}) => command(process.execPath, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], app, env)
 /** The `error TSnnnn` lines of a type check's report. */
 const typeErrors = (run: Finished) => run.output.split('\n').filter(line => /error TS\d+/.test(line))
 
@@ -235,4 +235,11 @@ describe('a fresh app that installs the packed layer', () => {
       expect.stringMatching(/^app\/pages\/misuse\.vue\(6,\d+\): error TS2322: Type 'number' is not assignable to type 'string \| readonly string\[\]'\./),
     ])
   }, 600_000)
+
+  // Last: the build writes .nuxt (the type checks above are done with it).
+  it('refuses to build for a Nitro preset that cannot host the gateway, saying why', async () => {
+    const build = await nuxt(['build'], { NITRO_PRESET: 'vercel' })
+    expect(build.status, build.output).not.toBe(0)
+    expect(build.output).toContain('svc-auth-gateway cần máy chủ Node của chính nó (server/node-server.ts), preset Nitro "vercel" không chạy được gateway.')
+  }, 300_000)
 })

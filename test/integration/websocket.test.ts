@@ -258,4 +258,47 @@ describe('metrics and shutdown', () => {
     expect(await exited).toBe(0)
     await expect.poll(() => observed.stdout()).toMatch(/"status":101[^\n]*"tunnel":true/)
   })
+
+  it('SIGTERM with an upload in flight and a tunnel open: /readyz 503 at once, new connections refused, the upload finishes, the tunnel ends, exit 0, every access line written', async () => {
+    // At debug level: the probes' access lines are written too.
+    const gateway = await stack.gatewayWith({ APP_SHUTDOWN_TIMEOUT: '20', APP_LOG_LEVEL: 'debug' })
+    const ws = await open(wsUrl(gateway, '/api/live/echo'))
+    const tunnelEnded = closed(ws)
+    // An upload of 2 MiB whose first half is sent before the signal and the second after it.
+    const total = 32 * PATTERN_CHUNK
+    const upload = rawConnection(gateway.port)
+    upload.socket.write(`POST /api/upload HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/octet-stream\r\ncontent-length: ${total}\r\n\r\n`)
+    for (let index = 0; index < 16; index++) upload.socket.write(patternChunk(index))
+    // A keep-alive connection already open, idle between two requests: the probe comes through it.
+    const probe = rawConnection(gateway.port)
+    probe.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    await expect.poll(() => probe.received()).toMatch(/\{"status":"ok"\}$/)
+    probe.socket.write('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n')
+    await new Promise(resolve => setTimeout(resolve, 300))
+    const exited = new Promise<number | null>(resolve => gateway.process.once('exit', code => resolve(code)))
+    const signalled = Date.now()
+    gateway.process.kill('SIGTERM')
+    await expect.poll(() => gateway.stdout()).toMatch(/nhận SIGTERM/)
+    probe.socket.write('\r\n')
+    await expect.poll(() => probe.received()).toMatch(/"status":"shutting down"/)
+    expect(probe.received().split('HTTP/1.1 ')[2]).toMatch(/^503 /)
+    await expect(fetch(`${gateway.url}/healthz`)).rejects.toThrow()
+    await tunnelEnded
+    expect(gateway.process.exitCode).toBeNull()
+    for (let index = 16; index < 32; index++) upload.socket.write(patternChunk(index))
+    // The backend's answer comes chunked: one chunk, then the last one.
+    await expect.poll(() => upload.received(), { timeout: 10_000 }).toMatch(/\r\n0\r\n\r\n$/)
+    expect(upload.received()).toMatch(/^HTTP\/1\.1 200 /)
+    expect(JSON.parse(/\{.*\}/.exec(upload.received())![0])).toEqual({ bytes: total, sha256: patternSha256(total) })
+    expect(await exited).toBe(0)
+    expect(Date.now() - signalled).toBeLessThan(20_000)
+    const lines = gateway.stdout().split('\n').filter(line => line.includes('"type":"access"')).map(line => JSON.parse(line) as { method: string, path: string, status: number, tunnel?: boolean })
+    expect(lines.map(({ method, path, status, tunnel }) => ({ method, path, status, tunnel }))).toEqual(expect.arrayContaining([
+      { method: 'GET', path: '/api/live/echo', status: 101, tunnel: true },
+      { method: 'GET', path: '/healthz', status: 200, tunnel: undefined },
+      { method: 'GET', path: '/readyz', status: 503, tunnel: undefined },
+      { method: 'POST', path: '/api/upload', status: 200, tunnel: undefined },
+    ]))
+    await expect.poll(() => gateway.stdout()).toMatch(/mọi yêu cầu đã xong/)
+  })
 })

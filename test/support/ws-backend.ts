@@ -15,14 +15,19 @@ export interface Handshake {
  * `/echo` echoes every message; `/refuse` answers the handshake 401 with a JSON body; `/flood?bytes=N` sends N pattern
  * bytes as 64 KiB binary messages, waiting for each to be handed to the socket, then closes; `/sink` reads what it is
  * sent slowly (2 ms a message) and records its length and SHA-256 in `sinks` when the client closes; `/hang` never
- * answers.
+ * answers. Plain HTTP: `/upload` reads the whole body and answers its length and SHA-256; anything else is 404.
  */
 export async function startWsBackend() {
   const handshakes: Handshake[] = []
   const sockets = new Set<WebSocket>()
   const sinks: { bytes: number, sha256: string }[] = []
   const wss = new WebSocketServer({ noServer: true })
-  const server: Server = createServer((_req, res) => res.writeHead(404).end())
+  const server: Server = createServer((req, res) => {
+    if (!req.url?.endsWith('/upload')) return void res.writeHead(404).end()
+    const received = digest()
+    req.on('data', (chunk: Buffer) => received.update(chunk))
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(received.result())))
+  })
   // Upgraded sockets leave the HTTP server's bookkeeping (and are half-open): closed by hand at the end.
   const raw = new Set<Socket>()
   server.on('upgrade', (req, socket: Socket, head) => {
