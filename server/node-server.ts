@@ -21,6 +21,7 @@ import { flushLogs, useLogger } from './utils/logger'
 import { gateRequest } from './utils/request-gate'
 import { useRouteDecider } from './utils/route-decider'
 import { beginDrain, isShuttingDown, workInFlight } from './utils/shutdown'
+import { startStores } from './utils/stores'
 import { handleUpgrade, tunnelsUpgrade } from './utils/ws-tunnel'
 
 /** Request headers must arrive within this time. */
@@ -127,6 +128,10 @@ function drain(signal: NodeJS.Signals): void {
 }
 process.on('SIGTERM', drain)
 process.on('SIGINT', drain)
+
+// The stores (login limits, revocations; started by plugins/gateway-config.ts) are awaited: the server says when it is
+// ready, and /readyz answers 503 `starting` until then. Requests are served meanwhile, as during a Redis outage.
+void startStores().then(() => log.info({ type: 'ready' }, 'sẵn sàng: kho đếm đăng nhập và thu hồi phiên đã kết nối.'))
 
 if (import.meta._tasks) startScheduleRunner()
 

@@ -2,9 +2,9 @@ import { defineNitroPlugin } from 'nitropack/runtime'
 import { ConfigError } from '../core/config'
 import { loggingSettings, useGatewayConfig } from '../utils/gateway-config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../utils/logger'
-import { startLoginLimits } from '../utils/login-limits'
 import { startMetricsListener } from '../utils/metrics-listener'
-import { journalPendingRevocations, startRevocations } from '../utils/revocations'
+import { journalPendingRevocations } from '../utils/revocations'
+import { startStores } from '../utils/stores'
 import { keepTickShape } from '../utils/tick-shape'
 
 /**
@@ -27,8 +27,8 @@ export default defineNitroPlugin((nitroApp) => {
     process.exit(1)
   }
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
-  void startLoginLimits()
-  void startRevocations()
+  // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.
+  void startStores()
   // After the drain (which waits for unwritten revocations): what Redis still has not taken goes to the journal.
   nitroApp.hooks.hook('close', journalPendingRevocations)
   void keepTickShape()

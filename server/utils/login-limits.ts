@@ -7,18 +7,34 @@ import { IamRefusal } from './iam-client'
 import { connectRedis } from './redis'
 import { RedisRateLimitStore } from './redis-rate-limit'
 
-let store: RateLimitStore | undefined
+let store: Promise<RateLimitStore> | undefined
+let started: Promise<void> | undefined
 
-/** Creates the counters once at start: in Redis when APP_REDIS_URL is set, else in memory. */
-export async function startLoginLimits(): Promise<void> {
-  const { redisUrl, rateLimit } = useGatewayConfig().config
-  const local = new MemoryRateLimitStore(rateLimit.maxKeys)
-  store = redisUrl ? new RedisRateLimitStore(await connectRedis(redisUrl), local) : local
+/**
+ * Creates the counters once: in Redis when APP_REDIS_URL is set (in memory while Redis does not answer, as during an
+ * outage), else in memory. The first attempt waits for the store, never for Redis: no count is made anywhere else.
+ * Resolves once Redis is connected (the server's readiness waits for it).
+ */
+export function startLoginLimits(): Promise<void> {
+  started ??= (async () => {
+    const { redisUrl, rateLimit } = useGatewayConfig().config
+    const local = new MemoryRateLimitStore(rateLimit.maxKeys)
+    if (!redisUrl) {
+      store = Promise.resolve(local)
+      return
+    }
+    const redis = connectRedis(redisUrl)
+    store = redis.then(client => new RedisRateLimitStore(client, local))
+    const client = await redis
+    if (client.status !== 'ready') await new Promise(resolve => client.once('ready', resolve))
+  })()
+  return started
 }
 
-function useStore(): RateLimitStore {
-  store ??= new MemoryRateLimitStore(useGatewayConfig().config.rateLimit.maxKeys)
-  return store
+/** The counters (started on first use when the server has not started them: tests, internal calls). */
+function useStore(): Promise<RateLimitStore> {
+  void startLoginLimits()
+  return store!
 }
 
 /** The address the client is counted by (through APP_TRUST_PROXY reverse proxies; IPv6 by its /64). */
@@ -43,7 +59,7 @@ async function reserveAttempt(event: H3Event, username: string): Promise<Attempt
   const userKey = limitKey('u', ip, username.normalize('NFKC').toLowerCase())
   const ipKey = limitKey('ip', ip)
   const entries: LimitEntry[] = [{ key: userKey, limit: perUser }, { key: ipKey, limit: perIp }]
-  const result = await useStore().reserve(entries, windowSeconds * 1000)
+  const result = await (await useStore()).reserve(entries, windowSeconds * 1000)
   if (!result.ok) {
     const seconds = retryAfterSeconds(result.retryAfterMs)
     throw new GatewayError(429, `Bạn đã thử quá nhiều lần. Vui lòng thử lại sau ${seconds} giây.`, { 'retry-after': String(seconds) })
@@ -52,8 +68,8 @@ async function reserveAttempt(event: H3Event, username: string): Promise<Attempt
   return {
     async finish(outcome, clearUser = false) {
       if (outcome === 'refused') return
-      await useStore().release(reserved)
-      if (outcome === 'accepted' && clearUser && perUser > 0) await useStore().clear(userKey)
+      await (await useStore()).release(reserved)
+      if (outcome === 'accepted' && clearUser && perUser > 0) await (await useStore()).clear(userKey)
     },
   }
 }

@@ -3,6 +3,7 @@ import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
 import { pingRevocationsRedis } from './revocations'
 import { isShuttingDown } from './shutdown'
+import { storesReady } from './stores'
 
 /** How long the IAM and the backend get to answer a readiness check. */
 const REACH_TIMEOUT_MS = 1_000
@@ -48,7 +49,8 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
 
 /**
  * GET /healthz: 200 `{ status: 'ok' }` while the process serves. GET /readyz: 200 when the gateway can serve (Redis
- * answers, when configured), else 503, and 503 from the moment SIGTERM arrives; the body names each dependency and
+ * answers, when configured), else 503: `starting` until the stores have started (utils/stores.ts), `not ready` while
+ * Redis does not answer, `shutting down` from the moment SIGTERM arrives; the body names each dependency and
  * whether it answered (IAM or backend never make it fail). Other methods: 405.
  */
 export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -62,6 +64,6 @@ export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMess
     config.redisUrl ? pingRevocationsRedis().then((ok): Reach => ok ? 'up' : 'down') : Promise.resolve<Reach>('not configured'),
     reachability(),
   ])
-  const status = isShuttingDown() ? 'shutting down' : redis === 'down' ? 'not ready' : 'ready'
+  const status = isShuttingDown() ? 'shutting down' : !storesReady() ? 'starting' : redis === 'down' ? 'not ready' : 'ready'
   send(req, res, status === 'ready' ? 200 : 503, { status, checks: { redis, iam, backend } })
 }

@@ -174,11 +174,19 @@ function readJournal(path: string): void {
  * writes back every live revocation if Redis lost its data meanwhile, sends what was revoked here during the outage,
  * then loads every live revocation, so nothing announced during an outage is missed. A journal left by the last run
  * (APP_REVOCATION_JOURNAL) is read first. Without Redis, revocations hold within this process. Checking a request
- * never calls Redis.
+ * never calls Redis. Resolves once the first sync went through (the server's readiness waits for it); a revocation
+ * made before then is kept and sent with it.
  */
-export async function startRevocations(): Promise<void> {
+export function startRevocations(): Promise<void> {
+  revocationsStarted ??= followRevocations()
+  return revocationsStarted
+}
+
+let revocationsStarted: Promise<void> | undefined
+
+async function followRevocations(): Promise<void> {
   const { redisUrl, revocationJournal } = useGatewayConfig().config
-  if (!redisUrl || shared) return
+  if (!redisUrl) return
   if (revocationJournal) readJournal(revocationJournal)
   const [redis, subscriber] = await Promise.all([connectRedis(redisUrl), connectRedis(redisUrl)])
   shared = { redis, subscriber }
@@ -195,6 +203,7 @@ export async function startRevocations(): Promise<void> {
   })
   let syncing = false
   let markFollowed: () => void = () => {}
+  // Only a sync that went through marks it (a failed one leaves it to the next 'ready').
   const followed = new Promise<void>((resolve) => {
     markFollowed = resolve
   })
@@ -211,22 +220,22 @@ export async function startRevocations(): Promise<void> {
       if (lost) useLogger().warn({ rewritten: live.length }, `Redis đã mất dữ liệu thu hồi phiên: ghi lại ${live.length} thu hồi còn hiệu lực.`)
       if (redisDown) useLogger().warn({ sent, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ, nhận ${loaded} thu hồi.`)
       redisDown = pending.length > 0
+      markFollowed()
     }
     catch (error) {
       onDown(error)
     }
     finally {
       syncing = false
-      markFollowed()
     }
   }
   redis.on('ready', resync)
   subscriber.on('ready', resync)
   void resync()
-  // Start-up waits a little for the live revocations; a Redis that is down does not hold the server back.
-  await Promise.race([followed, new Promise(resolve => setTimeout(resolve, 2_000).unref())])
   // Hourly sweep even when nobody revokes: memory holds only revocations of sessions that could still be alive.
   setInterval(() => revoked.prune(true), 60 * 60_000).unref()
+  // Resolved once Redis took the first sync: subscribed, what was waiting sent, every live revocation loaded.
+  await followed
 }
 
 /**
@@ -267,7 +276,8 @@ export function isSessionRevoked(session: RevocableSession): boolean {
 async function revoke(revocation: Revocation): Promise<void> {
   revoked.add(revocation)
   useMetrics()?.revocations.inc({ kind: revocation.kind })
-  if (!shared) return
+  // Before the start has connected Redis, as during an outage: kept, sent with the first sync.
+  if (!shared) return useGatewayConfig().config.redisUrl ? keepPending([revocation]) : undefined
   if (redisDown) return keepPending([revocation])
   keepPending(await publish(shared.redis, [revocation]))
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { logEntries, type RunningGateway } from '../support/gateway'
+import { freePort, logEntries, type RunningGateway } from '../support/gateway'
 import { loginCookie } from '../support/login'
 import { rawRequest } from '../support/raw-http'
 import { redisClient, waitForClients, type RunningRedis } from '../support/redis'
@@ -100,6 +100,42 @@ describe('revocations through Redis faults', () => {
       const third = await stack.gatewayWith({ APP_REDIS_URL: empty.url })
       await within2s(async () => await user(third, sale) === null && await user(third, admin) === null)
       await expect.poll(() => first.stdout() + second.stdout()).toMatch(/Redis đã mất dữ liệu thu hồi phiên: ghi lại/)
+    }
+    finally {
+      client.disconnect()
+    }
+  })
+})
+
+describe('start-up before Redis', () => {
+  it('answers /readyz 503 `starting` until Redis is connected and followed, serves meanwhile (logins counted locally, as in an outage), and a logout made meanwhile reaches Redis', async () => {
+    const redisPort = await freePort()
+    const url = `redis://127.0.0.1:${redisPort}`
+    const early = await stack.gatewayWith({ APP_REDIS_URL: url, APP_RATE_LIMIT_PER_USER: '2' })
+    const starting = await rawRequest(`${early.url}/readyz`)
+    expect(starting.status).toBe(503)
+    expect(JSON.parse(starting.body)).toMatchObject({ status: 'starting', checks: { redis: 'down' } })
+    // Served meanwhile, as during an outage: a refused login counts, a logout holds here.
+    const refused = await rawRequest(`${early.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'origin': early.url },
+      body: JSON.stringify({ username: 'sale', password: 'wrong' }),
+    })
+    expect(refused.status).toBe(401)
+    const cookie = await loginCookie(early, 'sale', 'sale123')
+    await logout(early, cookie)
+    expect(await user(early, cookie)).toBeNull()
+    expect(logEntries(early.stdout()).filter(entry => entry.type === 'ready')).toEqual([])
+
+    const redis = await stack.redisServer(redisPort)
+    await expect.poll(async () => (await rawRequest(`${early.url}/readyz`)).status, { timeout: 5_000 }).toBe(200)
+    await expect.poll(() => logEntries(early.stdout()).filter(entry => entry.type === 'ready')).toHaveLength(1)
+    // The logout made before Redis came reaches an instance that starts now.
+    const later = await stack.gatewayWith({ APP_REDIS_URL: redis.url })
+    await within2s(async () => await user(later, cookie) === null)
+    const client = await redisClient(redis.url)
+    try {
+      expect(await client.keys('svc:rev:s:*')).toHaveLength(1)
     }
     finally {
       client.disconnect()
