@@ -133,6 +133,11 @@ declare module 'vue' {
       wsMaxPerSession: 32,
       /** WebSocket tunnels open at most per client address (429 at the handshake beyond); 0: no limit. @default 128 */
       wsMaxPerClient: 128,
+      /**
+       * Opt-in: keep one of Node's nextTick entries alive for the life of the process, so that an idle spell cannot
+       * leave V8's nextTick literal on its slow path (README, Performance). Changes the whole process. @default false
+       */
+      keepTickShape: false,
     },
   },
   compatibilityDate: '2026-01-01',

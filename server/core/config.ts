@@ -59,6 +59,8 @@ export interface GatewayConfig {
   shutdownTimeoutSeconds: number
   /** WebSocket tunnels open at most per session and per client address (0: no limit). */
   webSocketLimits: { perSession: number, perClient: number }
+  /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; utils/tick-shape.ts). */
+  keepTickShape: boolean
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -97,6 +99,7 @@ export interface RawGatewayConfig {
   shutdownTimeout?: unknown
   wsMaxPerSession?: unknown
   wsMaxPerClient?: unknown
+  keepTickShape?: unknown
 }
 
 /** The APP_* variable of a key path under runtimeConfig.svcGateway: ['auth', 'baseURL'] is APP_AUTH_BASE_URL. */
@@ -303,5 +306,6 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       perSession: toInt(raw.wsMaxPerSession, 32, 'APP_WS_MAX_PER_SESSION'),
       perClient: toInt(raw.wsMaxPerClient, 128, 'APP_WS_MAX_PER_CLIENT'),
     },
+    keepTickShape: raw.keepTickShape === undefined || raw.keepTickShape === '' ? false : toBool(raw.keepTickShape, 'APP_KEEP_TICK_SHAPE'),
   }
 }

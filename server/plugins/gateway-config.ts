@@ -11,8 +11,8 @@ import { keepTickShape } from '../utils/tick-shape'
  * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
  * with a message naming the variable); then the metrics listener, the brute-force counters and
- * the shared revocations. One of Node's nextTick entries is kept alive, so an idle spell cannot slow the proxy
- * (utils/tick-shape.ts).
+ * the shared revocations. With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
+ * entries is kept alive, so an idle spell cannot slow the proxy (utils/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
   const log = setLogger(createLogger(loggingSettings()))
@@ -31,5 +31,5 @@ export default defineNitroPlugin((nitroApp) => {
   void startStores()
   // After the drain (which waits for unwritten revocations): what Redis still has not taken goes to the journal.
   nitroApp.hooks.hook('close', journalPendingRevocations)
-  void keepTickShape()
+  if (config.keepTickShape) void keepTickShape()
 })

@@ -147,6 +147,13 @@ describe('operations settings', () => {
     expect(parseGatewayConfig({ metricsPort: 9464, accessLog: 0 }, [SECRET])).toMatchObject({ metrics: { port: 9464 }, logging: { access: false } })
   })
 
+  it('keeps the nextTick shape only when asked (APP_KEEP_TICK_SHAPE: it changes the whole process)', () => {
+    expect(parseGatewayConfig({}, [SECRET]).keepTickShape).toBe(false)
+    expect(parseGatewayConfig({ keepTickShape: '' }, [SECRET]).keepTickShape).toBe(false)
+    expect(parseGatewayConfig({ keepTickShape: 'true' }, [SECRET]).keepTickShape).toBe(true)
+    expect(parseGatewayConfig({ keepTickShape: 1 }, [SECRET]).keepTickShape).toBe(true)
+  })
+
   it.each([
     [{ logLevel: 'loud' }, /APP_LOG_LEVEL/],
     [{ logFormat: 'xml' }, /APP_LOG_FORMAT/],
@@ -154,6 +161,7 @@ describe('operations settings', () => {
     [{ metricsPort: '70000' }, /APP_METRICS_PORT/],
     [{ metricsPort: 'http' }, /APP_METRICS_PORT/],
     [{ shutdownTimeout: '-1' }, /APP_SHUTDOWN_TIMEOUT/],
+    [{ keepTickShape: 'sometimes' }, /APP_KEEP_TICK_SHAPE/],
   ])('refuses %j, naming the variable', (raw, message) => {
     expect(() => parseGatewayConfig(raw, [SECRET])).toThrow(message)
   })
@@ -176,6 +184,7 @@ describe('reading APP_* variables', () => {
     [['metricsPort'], 'APP_METRICS_PORT'],
     [['metricsHost'], 'APP_METRICS_HOST'],
     [['shutdownTimeout'], 'APP_SHUTDOWN_TIMEOUT'],
+    [['keepTickShape'], 'APP_KEEP_TICK_SHAPE'],
   ])('%j is %s', (path, name) => {
     expect(envName(path)).toBe(name)
   })
