@@ -5,7 +5,7 @@ import pretty from 'pino-pretty'
 import { accessLineMembers, jsonString, type AccessLine } from '../core/access-line'
 import { withoutQueries } from '../core/log-field'
 import type { LoggingConfig } from '../core/config'
-import { batchedStdout, type LineDestination } from './log-destination'
+import { lineDestination, type LineDestination } from './log-destination'
 
 export type { Logger } from 'pino'
 
@@ -18,8 +18,8 @@ let logger: Logger | undefined
 const SECRET_KEYS = ['password', 'otp', 'token', 'accessToken', 'authorization', 'cookie', 'secret']
 
 /**
- * Builds a logger: JSON lines on stdout (batched asynchronous writes, flushed at exit), or pino-pretty's lines for
- * people. `destination` replaces stdout for the JSON lines (tests).
+ * Builds a logger: JSON lines on stdout through one asynchronous buffer (utils/log-destination.ts, flushed at exit
+ * and by flushLogs), or pino-pretty's lines for people. `destination` replaces stdout for the JSON lines (tests).
  */
 export function createLogger(settings: LoggingConfig, destination?: LineDestination): Logger {
   const options = {
@@ -30,18 +30,10 @@ export function createLogger(settings: LoggingConfig, destination?: LineDestinat
     timestamp: pino.stdTimeFunctions.epochTime,
   }
   if (settings.format === 'pretty') return pino(options, pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' }))
-  const out = destination ?? batchedStdout()
-  const accessLines = waitingAccessLines(out)
-  // Any other line lets the waiting access lines out first: the log keeps the order things happened in.
-  const logger = pino(options, { write: (line: string) => {
-    accessLines.drain()
-    out.write(line)
-  } })
-  accessWriters.set(logger, accessLines.add)
-  flushers.set(logger, () => {
-    accessLines.drain()
-    out.flush?.()
-  })
+  const out = destination ?? lineDestination(1)
+  const logger = pino(options, out)
+  accessWriters.set(logger, (level, line) => out.write(accessLineText(level, Date.now(), line)))
+  flushers.set(logger, out.flush)
   return logger
 }
 
@@ -57,53 +49,22 @@ export function flushLogs(): void {
 const accessWriters = new WeakMap<Logger, AccessLineWriter>()
 /** What pino writes after `time` for its default base. */
 const BASE_FIELDS = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`
-/** Access lines wait at most this long to be formatted... */
-const ACCESS_WAIT_MS = 50
-/** ...or until this many are waiting. */
-const ACCESS_BATCH = 256
 
 /** Takes one access line, to be written as pino would write `log[level](line, msg)` (msg: method, path, status). */
 export type AccessLineWriter = (level: 'debug' | 'info', line: AccessLine) => void
 
 /**
- * Access lines formatted in batches: each request hands over its line's fields with the time, and the lines of up to
- * 50 ms (or 256 lines) are formatted and written together, in pino's frame (level, time, pid, hostname, ..., msg)
- * without pino's generic serializer. Formatted one by one as each request ended, the line cost the proxy 7–10% of
- * its throughput head to head; formatted together, the same code runs hot, and the proxy serves 2–5% more
- * (bench/RESULTS.md, 2026-11-22 18:30 UTC). The process's exit lets the waiting lines out before the destination's
- * last write.
+ * An access line as pino would write it (level, time, pid, hostname, ..., msg), without pino's generic serializer:
+ * through it, the line cost the proxy 7–10% of its throughput head to head (bench/RESULTS.md, 2026-11-22 18:30 UTC).
  */
-function waitingAccessLines(destination: LineDestination): { add: AccessLineWriter, drain: () => void } {
-  // [level, time, line] for each waiting line, flat: no object a request.
-  let waiting: (string | number | AccessLine)[] = []
-  let timer: NodeJS.Timeout | undefined
-  const drain = () => {
-    clearTimeout(timer)
-    timer = undefined
-    if (!waiting.length) return
-    const entries = waiting
-    waiting = []
-    // One text for the destination (one encoding, one write for a full batch), alive only in this function.
-    let text = ''
-    for (let index = 0; index < entries.length; index += 3) {
-      const line = entries[index + 2] as AccessLine
-      const msg = jsonString(`${line.method} ${line.path} ${line.status}`)
-      text += `{"level":"${entries[index]}","time":${entries[index + 1]}${BASE_FIELDS}${accessLineMembers(line)},"msg":${msg}}\n`
-    }
-    destination.write(text)
-  }
-  // Before the destination's own exit handler, which writes its last batch synchronously.
-  process.prependListener('exit', drain)
-  const add: AccessLineWriter = (level, line) => {
-    if (waiting.push(level, Date.now(), line) >= ACCESS_BATCH * 3) drain()
-    else timer ??= setTimeout(drain, ACCESS_WAIT_MS)
-  }
-  return { add, drain }
+function accessLineText(level: 'debug' | 'info', time: number, line: AccessLine): string {
+  const msg = jsonString(`${line.method} ${line.path} ${line.status}`)
+  return `{"level":"${level}","time":${time}${BASE_FIELDS}${accessLineMembers(line)},"msg":${msg}}\n`
 }
 
 /**
  * For a JSON logger made by createLogger: the writer of the access line every request writes (see
- * core/access-line.ts and waitingAccessLines); the caller checks the level first. Undefined for a pino-pretty
+ * core/access-line.ts); the caller checks the level first. Undefined for a pino-pretty
  * logger: log through it as usual.
  */
 export function accessLineWriter(log: Logger): AccessLineWriter | undefined {
