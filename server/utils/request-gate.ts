@@ -42,9 +42,18 @@ export function requestScope(from: IncomingMessage | H3Event): RequestScope | un
   return ('node' in from ? from.node.req as ScopedRequest : from as ScopedRequest)[SCOPE]
 }
 
-/** The client of a request that has no scope (an internal call), worked out the same way. */
+/**
+ * Who sent a request, as every part of the gateway believes it: the client through APP_TRUST_PROXY reverse proxies
+ * (address, host, scheme, the X-Forwarded-For to send on). For a request without a scope (an internal call, a
+ * WebSocket handshake), worked out the same way as the gate does.
+ */
 export function unscopedClient(req: IncomingMessage): ClientInfo {
   return clientInfo(req.headers, req.socket?.remoteAddress ?? '', !!(req.socket as TLSSocket | undefined)?.encrypted, useGatewayConfig().config.trustProxy)
+}
+
+/** A request's id: the client's `X-Request-Id` when it is sane, else a new UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  return acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
 }
 
 /** The 403 to answer when an unsafe request comes from another origin (whatever its path and spelling), else undefined. */
@@ -86,8 +95,7 @@ export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestS
   const contract = contractRoute(path)
   const api = !contract && isApiPath(path)
   const probe = contract || api ? undefined : probeOf(path)
-  const socket = req.socket
-  const client = clientInfo(req.headers, socket.remoteAddress ?? '', !!(socket as TLSSocket).encrypted, useGatewayConfig().config.trustProxy)
+  const client = unscopedClient(req)
   // Only origin-form targets ('/path'): an absolute-form one (`GET http://other.test/x`) is no path of ours, and
   // nothing of it is echoed. The probes stand outside every other rule.
   const refusal = url[0] !== '/'
@@ -97,7 +105,7 @@ export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestS
   const answer = refusal ?? (decision === 'refuse' ? new GatewayError(400, MESSAGES.apiPathInvalid) : undefined)
   const route = answer || probe ? 'answered' : decision === 'proxy' ? 'proxy' : 'nitro'
   const group: RouteGroup = contract?.group ?? (api ? 'api' : probe ? 'probe' : 'page')
-  const id = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+  const id = requestIdOf(req)
   const scope: RequestScope = { id, client, route, group, exchange: observeRequest(req, res, id, client.ip, group) }
   ;(req as ScopedRequest)[SCOPE] = scope
   // A proxied answer carries the id in the proxy's one writeHead (Node's fast path: a response with no header set

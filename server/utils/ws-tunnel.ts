@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto'
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { Socket } from 'node:net'
-import type { TLSSocket } from 'node:tls'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
-import { acceptedRequestId, backendUpgradeHeaders, browserResponseHeaders, clientInfo, forwardContext } from '../core/forwarding'
+import { backendUpgradeHeaders, browserResponseHeaders, forwardContext } from '../core/forwarding'
 import { OpenSlots } from '../core/open-slots'
 import { rateLimitAddress } from '../core/rate-limit'
 import { isSameOriginHandshake } from '../core/origin-check'
@@ -16,6 +14,7 @@ import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, toGatewayError } from './gateway-error'
 import { useMetrics } from './metrics'
 import { runProxyRequestHooks } from './proxy-hooks'
+import { requestIdOf, unscopedClient } from './request-gate'
 import { countExchange, writeAccessLine } from './request-observer'
 import { isSessionRevoked } from './revocations'
 import { openLiveSession } from './session-cookie'
@@ -92,9 +91,9 @@ export function tunnelsUpgrade(req: IncomingMessage, decide: RouteDecider): bool
  */
 export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, decide: RouteDecider): void {
   const started = performance.now()
-  const requestId = acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+  const requestId = requestIdOf(req)
   const { config } = useGatewayConfig()
-  const client = clientInfo(req.headers, socket.remoteAddress ?? '', !!(socket as TLSSocket).encrypted, config.trustProxy)
+  const client = unscopedClient(req)
   const method = req.method ?? 'GET'
   let status = 0
   const ended = workStarted()

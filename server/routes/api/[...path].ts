@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import { defineEventHandler } from 'h3'
-import { acceptedRequestId } from '../../core/forwarding'
 import { routerPath } from '../../core/route-match'
 import { proxyApiRequest } from '../../utils/api-proxy'
 import { GatewayError, MESSAGES, sendGatewayError } from '../../utils/gateway-error'
-import { requestScope, unscopedClient } from '../../utils/request-gate'
+import { requestIdOf, requestScope, unscopedClient } from '../../utils/request-gate'
 import { useApiDecider } from '../../utils/route-decider'
 import { devTunnel } from '../../utils/dev-tunnel'
 
@@ -22,7 +20,7 @@ export default defineEventHandler({
     if (!scope && useApiDecider()(routerPath(req.url ?? '/'), (req.method ?? 'GET').toLowerCase()) === 'refuse') {
       return sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
     }
-    const id = scope?.id ?? acceptedRequestId(req.headers['x-request-id']) ?? randomUUID()
+    const id = scope?.id ?? requestIdOf(req)
     res.setHeader('x-request-id', id)
     return new Promise<void>((resolve) => {
       res.on('close', () => resolve())
