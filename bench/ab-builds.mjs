@@ -7,8 +7,20 @@
  * wrk, the backend, the redis-servers and the log collectors on CPU 1, stdout piped to `cat > file`, a tiny GET
  * /api/ping carrying the ~3.5 KB session cookie of a development-IAM login. Warm-up rounds, then rounds in which both
  * are loaded at once (the machine's mood hits both alike); RUNS fresh pairs of processes. Prints each round's
- * after/before ratio and each run's median. Loopback only; every load is bounded.
- * RUNS (2), ROUNDS (8), SECONDS_PER_RUN (5), WARMUPS (3). Needs wrk (Debian package) and redis-server.
+ * after/before ratio and each run's median. Then the memory phase: MEMORY_ROUNDS rounds, each starting a fresh gateway
+ * of each side in turn (alternating which first), as shipped as above, running 64 uploads and 64 downloads of 32 MiB
+ * at once through /api/** (a quarter of the readers slow, every transfer's size and SHA-256 checked, as bench/run.mjs's
+ * memory per stream) and taking its peak resident growth (VmHWM − VmRSS after a 1 MiB warm-up each way); prints each
+ * round's after/before ratio and their median. Writes bench/.tmp/ab/summary.json. Exits non-zero when a byte is wrong.
+ * Loopback only; every load is bounded.
+ * RUNS (2), ROUNDS (8), SECONDS_PER_RUN (5), WARMUPS (3), MEMORY_ROUNDS (2; 0 skips the memory phase).
+ * AB_BEFORE_ENV, AB_AFTER_ENV (none): space-separated NAME=value pairs added to that side's gateway environment (over
+ * the bench's own settings), so one build can be measured against itself with a setting on one side:
+ * `AB_AFTER_ENV=APP_KEEP_TICK_SHAPE=true npm run bench:ab -- /tmp/ab /tmp/ab`. Values cannot hold spaces.
+ * AB_IDLE_SECONDS (0): both gateways sit idle this long before each measured round (the first one after the warm-up
+ * too), so that V8's memory reducer runs its full collections in them (bench/RESULTS.md, "Identical processes differ
+ * by up to 17%"); the reducer waits about 8 s of quiet before it starts, so values under ~10 do little.
+ * Needs wrk (Debian package) and redis-server.
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -16,12 +28,29 @@ import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { startDevIam } from '../dev/iam.mjs'
-import { pin, stop, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
+import { pin, stop, streamMemory, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const RUNS = Number(process.env.RUNS ?? 2)
 const ROUNDS = Number(process.env.ROUNDS ?? 8)
 const SECONDS = Number(process.env.SECONDS_PER_RUN ?? 5)
 const WARMUPS = Number(process.env.WARMUPS ?? 3)
+const MEMORY_ROUNDS = Number(process.env.MEMORY_ROUNDS ?? 2)
+const IDLE_SECONDS = Number(process.env.AB_IDLE_SECONDS ?? 0)
+/** 'NAME=value NAME=value' into { NAME: 'value' }; exits on a word that is not NAME=value. */
+function envPairs(knob) {
+  const pairs = {}
+  for (const word of (process.env[knob] ?? '').split(/\s+/).filter(Boolean)) {
+    const match = /^([A-Za-z_]\w*)=(.*)$/.exec(word)
+    if (!match) {
+      console.error(`${knob}: '${word}' is not NAME=value (space-separated pairs)`)
+      process.exit(2)
+    }
+    pairs[match[1]] = match[2]
+  }
+  return pairs
+}
+/** Each side's extra gateway environment: old = before (AB_BEFORE_ENV), new = after (AB_AFTER_ENV). */
+const EXTRA_ENV = { old: envPairs('AB_BEFORE_ENV'), new: envPairs('AB_AFTER_ENV') }
 const OUT = fileURLToPath(new URL('./.tmp/ab/', import.meta.url))
 mkdirSync(OUT, { recursive: true })
 const [beforeDir, afterDir] = process.argv.slice(2)
@@ -42,10 +71,13 @@ function median(values) {
 const PORTS = { backend: 4200, old: 4201, new: 4202, oldMetrics: 4211, newMetrics: 4212, oldRedis: 4208, newRedis: 4209 }
 const TREES = { old: beforeDir, new: afterDir }
 
-/** Gateway pinned to CPU 0, stdout through a pipe to `cat > file` pinned to CPU 1 (as run.mjs). */
-async function startGateway(which, run) {
+/**
+ * Gateway pinned to CPU 0 with its side's extra environment, stdout through a pipe to `cat > file` pinned to CPU 1 (as
+ * run.mjs); `name` names the log file (`run1`, `memory1`).
+ */
+async function startGateway(which, name) {
   const [cbin, cargv] = pin(1, 'cat', [])
-  const collector = spawn(cbin, cargv, { stdio: ['pipe', openSync(`${OUT}${which}-run${run}.log`, 'w'), 'ignore'] })
+  const collector = spawn(cbin, cargv, { stdio: ['pipe', openSync(`${OUT}${which}-${name}.log`, 'w'), 'ignore'] })
   children.push(collector)
   const env = {
     ...process.env,
@@ -58,6 +90,7 @@ async function startGateway(which, run) {
     APP_METRICS_HOST: '127.0.0.1',
     APP_METRICS_PORT: String(PORTS[`${which}Metrics`]),
     APP_REDIS_URL: `redis://127.0.0.1:${PORTS[`${which}Redis`]}`,
+    ...EXTRA_ENV[which],
   }
   const [bin, argv] = pin(0, process.execPath, ['playground/.output/server/index.mjs'])
   const child = spawn(bin, argv, { cwd: TREES[which], env, stdio: ['ignore', collector.stdin, 'pipe'] })
@@ -103,7 +136,11 @@ function load(url, cookie) {
 
 let iam
 const summary = []
+/** How an extra environment reads in the log. */
+const shown = pairs => Object.entries(pairs).map(([name, value]) => `${name}=${value}`).join(' ') || 'none'
 try {
+  log(`before ${beforeDir} (extra env: ${shown(EXTRA_ENV.old)}); after ${afterDir} (extra env: ${shown(EXTRA_ENV.new)})`)
+  log(`${RUNS} runs × ${WARMUPS} warm-ups + ${ROUNDS} rounds of ${SECONDS} s; idle ${IDLE_SECONDS} s before each round; ${MEMORY_ROUNDS} memory rounds`)
   // Backend on CPU 1 (this repository's bench/backend.mjs, the same for both builds).
   const [bbin, bargv] = pin(1, process.execPath, [fileURLToPath(new URL('./backend.mjs', import.meta.url)), String(PORTS.backend)])
   children.push(spawn(bbin, bargv, { stdio: 'ignore' }))
@@ -130,7 +167,7 @@ try {
     // Alternate which gateway starts first between runs.
     const order = run % 2 ? ['old', 'new'] : ['new', 'old']
     const gw = {}
-    for (const which of order) gw[which] = await startGateway(which, run)
+    for (const which of order) gw[which] = await startGateway(which, `run${run}`)
     log(`run ${run}: gateways up (old pid ${gw.old.child.pid}, new pid ${gw.new.child.pid})`)
     // The same cookie bytes for both: log in through the new one, check it opens on both.
     const cookie = await loginCookie(PORTS.new)
@@ -145,6 +182,8 @@ try {
     log(`run ${run}: warm-up ${WARMUPS}×${SECONDS}s done (both loaded together)`)
     const rounds = []
     for (let round = 0; round < ROUNDS; round++) {
+      // Both idle at once: nothing reaches them (wrk has closed its connections), V8's memory reducer may run.
+      if (IDLE_SECONDS > 0) await sleep(IDLE_SECONDS * 1000)
       const first = round % 2 === 0 ? 'old' : 'new'
       const second = first === 'old' ? 'new' : 'old'
       const [a, b] = await Promise.all([load(url(first), cookie), load(url(second), cookie)])
@@ -174,7 +213,37 @@ try {
     summary.push(s)
     log(`run ${run}: median new/old ${s.median.toFixed(3)} (rounds ${s.min.toFixed(3)}–${s.max.toFixed(3)}); median req/s old ${s.oldRps.toFixed(0)} new ${s.newRps.toFixed(0)}; median p99 old ${s.oldP99.toFixed(2)} ms new ${s.newP99.toFixed(2)} ms; non2xx ${s.non2xx}; requests counted ${JSON.stringify(counted)}; access lines ${JSON.stringify(access)}`)
   }
-  writeFileSync(`${OUT}summary.json`, JSON.stringify(summary, null, 2))
+
+  // Memory per stream: a fresh gateway of each side in turn (never both at once), alternating which goes first.
+  const memory = []
+  let broken = 0
+  for (let round = 1; round <= MEMORY_ROUNDS; round++) {
+    const order = round % 2 ? ['old', 'new'] : ['new', 'old']
+    const res = {}
+    for (const which of order) {
+      const gw = await startGateway(which, `memory${round}`)
+      res[which] = await streamMemory(gw.child, PORTS[which], await loginCookie(PORTS[which]), 64)
+      await stop(gw.child)
+      await stop(gw.collector)
+      if (!res[which].intact) {
+        broken += res[which].broken
+        console.error(`[ab] !!! memory round ${round}: ${res[which].broken} of 128 transfers through ${which} arrived WRONG (size or SHA-256) !!!`)
+      }
+    }
+    const r = { round, first: order[0], old: res.old, new: res.new, ratio: res.new.growth / res.old.growth }
+    memory.push(r)
+    log(`memory round ${round} (${r.first} first): 128 streams of 32 MiB: growth old ${r.old.growth.toFixed(1)} MiB (from ${r.old.before.toFixed(1)}) | new ${r.new.growth.toFixed(1)} MiB (from ${r.new.before.toFixed(1)}) | new/old ${r.ratio.toFixed(3)}`)
+  }
+  const memoryMedian = memory.length ? median(memory.map(r => r.ratio)) : null
+  if (memory.length) log(`memory: median new/old growth ${memoryMedian?.toFixed(3)} over ${memory.length} rounds; every byte ${broken ? `NOT intact (${broken} transfers wrong)` : 'intact'}`)
+  writeFileSync(`${OUT}summary.json`, JSON.stringify({
+    before: { dir: beforeDir, env: EXTRA_ENV.old }, after: { dir: afterDir, env: EXTRA_ENV.new }, idleSeconds: IDLE_SECONDS,
+    runs: summary, memory: { rounds: memory, median: memoryMedian, broken },
+  }, null, 2))
+  if (broken) {
+    console.error(`[ab] FAILED: ${broken} transfers of the memory phase arrived with wrong bytes`)
+    process.exitCode = 1
+  }
 }
 catch (error) {
   console.error('[ab] failed:', error)

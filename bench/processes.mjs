@@ -1,9 +1,15 @@
 // @ts-check
-/** What the bench scripts share: pinning a process to a CPU, waiting for a port, stopping a process, wrk's figures. */
+/**
+ * What the bench scripts share: pinning a process to a CPU, waiting for a port, stopping a process, wrk's figures,
+ * streaming pattern bytes through a proxy to bench/backend.mjs and a process's memory figures.
+ */
 import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import { cpus } from 'node:os'
+import { patternChunk, patternSha256 } from '../dev/pattern.mjs'
 
 /** Whether a command is on PATH. */
 export function has(command) {
@@ -65,4 +71,92 @@ export async function waitForHttp(child, name, port, errors, seconds = 20) {
     if (Date.now() > deadline) throw new Error(`${name} did not start within ${seconds} s: ${last()}`)
     await new Promise(resolve => setTimeout(resolve, 100))
   }
+}
+
+/** A memory figure of a process from /proc (VmHWM: peak resident set; VmRSS: resident now), in MiB. */
+export function memoryMiB(pid, field = 'VmHWM') {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024
+}
+
+/**
+ * Streams `bytes` of the pattern up through a proxy on `port` to the backend's /api/sink; resolves with what the
+ * backend counted ({ bytes, sha256 }), rejects when the answer is not that (a proxy's error page, say).
+ */
+export function upload(port, cookie, bytes) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: '/api/sink', method: 'POST', headers: { cookie, 'content-type': 'application/octet-stream', 'content-length': bytes } }, (res) => {
+      let body = ''
+      res.on('data', (chunk) => {
+        body += chunk
+      })
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(body))
+        }
+        catch {
+          reject(new Error(`upload of ${bytes} bytes: ${res.statusCode} ${body.slice(0, 200)}`))
+        }
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    let index = 0
+    let sent = 0
+    const pump = () => {
+      while (sent < bytes) {
+        const chunk = patternChunk(index++)
+        sent += chunk.length
+        if (!req.write(chunk)) return void req.once('drain', pump)
+      }
+      req.end()
+    }
+    pump()
+  })
+}
+
+/**
+ * Downloads `bytes` of the pattern through a proxy on `port` from the backend's /api/stream, optionally pausing
+ * `delayMs` after each chunk (a slow reader); resolves with the size and SHA-256 of what arrived.
+ */
+export function download(port, cookie, bytes, delayMs = 0) {
+  return new Promise((resolve, reject) => {
+    httpRequest({ host: '127.0.0.1', port, path: `/api/stream?bytes=${bytes}`, headers: { cookie } }, (res) => {
+      const hash = createHash('sha256')
+      let received = 0
+      res.on('data', (chunk) => {
+        hash.update(chunk)
+        received += chunk.length
+        if (delayMs) {
+          res.pause()
+          setTimeout(() => res.resume(), delayMs)
+        }
+      })
+      res.on('end', () => resolve({ bytes: received, sha256: hash.digest('hex') }))
+      res.on('error', reject)
+    }).on('error', reject).end()
+  })
+}
+
+/**
+ * Memory per stream: `streams` uploads and as many downloads of 32 MiB at once through one fresh proxy (`proxy`, the
+ * process, on `port`), a quarter of the readers pausing 1 ms after every chunk, after a warm-up of one 1 MiB download
+ * and one 1 MiB upload. Resolves with the proxy's resident size after the warm-up (`before`, VmRSS), its peak (VmHWM),
+ * the growth (peak − before, MiB), and whether every byte arrived (size and SHA-256 of each transfer; `broken` counts
+ * the transfers that did not).
+ */
+export async function streamMemory(proxy, port, cookie, streams = 100) {
+  const MiB = 1024 * 1024
+  const size = 32 * MiB
+  await download(port, cookie, MiB)
+  await upload(port, cookie, MiB)
+  const before = memoryMiB(proxy.pid, 'VmRSS')
+  const expected = patternSha256(size)
+  const [ups, downs] = await Promise.all([
+    Promise.all(Array.from({ length: streams }, () => upload(port, cookie, size))),
+    Promise.all(Array.from({ length: streams }, (_, i) => download(port, cookie, size, i % 4 === 0 ? 1 : 0))),
+  ])
+  const peak = memoryMiB(proxy.pid)
+  const broken = [...ups, ...downs].filter(result => result.bytes !== size || result.sha256 !== expected).length
+  return { growth: peak - before, before, peak, intact: broken === 0, broken }
 }

@@ -16,15 +16,14 @@
  * BENCH_SKIP_BUILD=1 reuses the builds; BENCH_SECONDS (5) and BENCH_ROUNDS (3) set the length.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
-import { request as httpRequest } from 'node:http'
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
 import { startDevIam } from '../dev/iam.mjs'
-import { patternChunk, patternSha256 } from '../dev/pattern.mjs'
-import { has, pin, stop, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
+import { patternSha256 } from '../dev/pattern.mjs'
+import { download, has, memoryMiB, pin, stop, streamMemory, upload, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tmp = fileURLToPath(new URL('./.tmp/', import.meta.url))
@@ -135,57 +134,6 @@ function wsLoad(url) {
 
 const median = values => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
-/** A memory figure of a process from /proc (VmHWM: peak resident set; VmRSS: resident now), in MiB. */
-function memoryMiB(pid, field = 'VmHWM') {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024
-}
-
-/** Streams `bytes` up through the gateway; resolves with what the backend counted. */
-function upload(port, cookie, bytes) {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/api/sink', method: 'POST', headers: { cookie, 'content-type': 'application/octet-stream', 'content-length': bytes } }, (res) => {
-      let body = ''
-      res.on('data', (chunk) => {
-        body += chunk
-      })
-      res.on('end', () => resolve(JSON.parse(body)))
-    })
-    req.on('error', reject)
-    let index = 0
-    let sent = 0
-    const pump = () => {
-      while (sent < bytes) {
-        const chunk = patternChunk(index++)
-        sent += chunk.length
-        if (!req.write(chunk)) return void req.once('drain', pump)
-      }
-      req.end()
-    }
-    pump()
-  })
-}
-
-/** Downloads `bytes` through the gateway, optionally pausing `delayMs` after each chunk; returns size and hash. */
-function download(port, cookie, bytes, delayMs = 0) {
-  return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path: `/api/stream?bytes=${bytes}`, headers: { cookie } }, (res) => {
-      const hash = createHash('sha256')
-      let received = 0
-      res.on('data', (chunk) => {
-        hash.update(chunk)
-        received += chunk.length
-        if (delayMs) {
-          res.pause()
-          setTimeout(() => res.resume(), delayMs)
-        }
-      })
-      res.on('end', () => resolve({ bytes: received, sha256: hash.digest('hex') }))
-      res.on('error', reject)
-    }).on('error', reject).end()
-  })
-}
-
 /** The machine, Node and every peer's version, for the table's head. */
 function versions() {
   const first = (command, args) => {
@@ -199,27 +147,6 @@ function versions() {
     `Node ${process.version}; nuxt ${pkg('nuxt')}, undici ${pkg('undici')}; fastify ${pkg('fastify')} + @fastify/http-proxy ${pkg('@fastify/http-proxy')}; h3 ${pkg('h3')}`,
     `${has('nginx') ? first('nginx', ['-v']) : 'nginx: not installed'}; ${has('wrk') ? first('wrk', ['-v']).replace(/ Copyright.*/, '') : `autocannon ${pkg('autocannon')}`}; ${has('redis-server') ? first('redis-server', ['--version']).replace(/ sha=.*/, '') : 'redis-server: not installed'}`,
   ]
-}
-
-/**
- * Memory per stream: 100 uploads and 100 downloads of 32 MiB at once through one fresh proxy, a quarter of the readers
- * pausing 1 ms after every chunk. Resolves with the proxy's peak resident growth (MiB) over its resident size after a
- * warm-up, and whether every byte arrived (SHA-256 of each transfer).
- */
-async function streamMemory(proxy, port, cookie) {
-  const MiB = 1024 * 1024
-  const size = 32 * MiB
-  await download(port, cookie, MiB)
-  await upload(port, cookie, MiB)
-  const before = memoryMiB(proxy.pid, 'VmRSS')
-  const expected = patternSha256(size)
-  const [ups, downs] = await Promise.all([
-    Promise.all(Array.from({ length: 100 }, () => upload(port, cookie, size))),
-    Promise.all(Array.from({ length: 100 }, (_, i) => download(port, cookie, size, i % 4 === 0 ? 1 : 0))),
-  ])
-  const peak = memoryMiB(proxy.pid)
-  const intact = [...ups, ...downs].every(result => result.bytes === size && result.sha256 === expected)
-  return { growth: peak - before, before, intact }
 }
 
 async function loginCookie(port, username = 'admin', password = 'admin123') {
