@@ -9,4 +9,6 @@ export default defineNuxtConfig({
   // .nuxt that the other tests' builds and type checks use.
   buildDir: process.env.SVC_PLAYGROUND_BUILD_DIR || undefined,
   compatibilityDate: '2026-01-01',
+  // The app's own WebSocket routes (server/routes/_ws/): the gateway's /api/** tunnel stays the gateway's.
+  nitro: { experimental: { websocket: true } },
 })

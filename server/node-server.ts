@@ -65,9 +65,15 @@ log.info({ type: 'server', requestTimeout, headersTimeout, keepAliveTimeout }, '
 // WebSocket routes when it turned Nitro's WebSocket support on, else the contract's 404.
 const decide = useRouteDecider()
 const appWebSockets = import.meta._websocket ? wsAdapter(nitroApp.h3App.websocket) : undefined
+/** Whether a route of the app has WebSocket hooks for this path (Nitro would upgrade any path, hooks or not). */
+async function appHasWebSocket(req: IncomingMessage): Promise<boolean> {
+  const resolve = nitroApp.h3App.websocket.resolve as ((info: { url: string }) => Promise<object | undefined>) | undefined
+  const hooks = await resolve?.({ url: req.url ?? '/' }).catch(() => undefined)
+  return !!hooks && Object.keys(hooks).length > 0
+}
 server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-  if (appWebSockets && !tunnelsUpgrade(req, decide)) void appWebSockets.handleUpgrade(req, socket, head)
-  else handleUpgrade(req, socket, head, decide)
+  if (!appWebSockets || tunnelsUpgrade(req, decide)) return handleUpgrade(req, socket, head, decide)
+  void appHasWebSocket(req).then(owned => owned ? appWebSockets.handleUpgrade(req, socket, head) : handleUpgrade(req, socket, head, decide))
 })
 
 // An address that cannot be taken ends the start (Nitro's entry would log it and go on, serving nothing).
@@ -79,6 +85,11 @@ server.on('error', (error: NodeJS.ErrnoException) => {
 const port = Number(process.env.NITRO_PORT || process.env.PORT || 3000)
 const host = process.env.NITRO_HOST || process.env.HOST || undefined
 const socketPath = process.env.NITRO_UNIX_SOCKET
+if (!socketPath && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
+  log.fatal(`PORT: "${process.env.NITRO_PORT || process.env.PORT}" không phải cổng TCP (0–65535).`)
+  flushLogs()
+  process.exit(1)
+}
 server.listen(socketPath ? { path: socketPath } : { port, host }, () => {
   const address = server.address() as AddressInfo | string
   if (typeof address === 'string') return log.info(`Listening on unix socket ${address}`)

@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { deriveSealKeys, unsealSession } from '../../server/core/seal'
 import { cookiePair, findSetCookie, freePort, runGatewayToExit, TEST_SECRET, type RunningGateway } from '../support/gateway'
@@ -157,5 +159,18 @@ describe('configuration read at start', () => {
     expect(code).toBe(1)
     expect(output).toMatch(message)
     expect(output).not.toMatch(/at .*\.mjs/)
+  })
+
+  it('refuses to start on a port that is not one, or that is taken, saying so (exit code 1)', async () => {
+    const bad = await runGatewayToExit({ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'true', PORT: 'http' })
+    expect(bad.code).toBe(1)
+    expect(bad.output).toContain('PORT: \\"http\\" không phải cổng TCP (0–65535).')
+    const holder = createServer().listen(0, '127.0.0.1')
+    await once(holder, 'listening')
+    const taken = await runGatewayToExit({ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'true', PORT: String((holder.address() as AddressInfo).port) })
+    holder.close()
+    expect(taken.code).toBe(1)
+    expect(taken.output).toMatch(/"level":"fatal".*không mở được cổng HTTP \(EADDRINUSE\)/)
+    expect(taken.output).not.toMatch(/at .*\.mjs/)
   })
 })

@@ -119,6 +119,16 @@ describe('the tunnel', () => {
     for (const socket of sockets) socket.destroy()
   })
 
+  it('hands a handshake outside /api to the app\'s own WebSocket route (Nitro\'s), and nothing of it reaches the backend', async () => {
+    const before = stack.ws.handshakes.length
+    const ws = await open(wsUrl(stack.gateway, '/_ws/echo'))
+    const reply = nextMessage(ws)
+    ws.send('xin chào')
+    expect(await reply).toBe('playground: xin chào')
+    ws.close()
+    expect(stack.ws.handshakes.length).toBe(before)
+  })
+
   it('answers 502 when the backend cannot be reached, 504 when it does not answer the handshake', async () => {
     const unreachable = await stack.gatewayWith({ APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
     const error = await refusal(open(wsUrl(unreachable, '/api/live/echo')))

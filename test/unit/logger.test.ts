@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { AccessLine } from '../../server/core/access-line'
-import { accessLineWriter, createLogger } from '../../server/utils/logger'
+import { accessLineWriter, createLogger, flushLogs, setLogger } from '../../server/utils/logger'
 
 /** A JSON logger writing into an array of lines (a write may hold several), with its access-line writer. */
 function recordingLogger(level: 'info' | 'debug' = 'info') {
@@ -12,6 +12,17 @@ function recordingLogger(level: 'info' | 'debug' = 'info') {
 const line: AccessLine = { type: 'access', method: 'GET', path: '/api/orders', status: 200, ms: 1.25, bytes: 312, requestId: 'req-1', client: '127.0.0.1', group: 'api' }
 
 describe('access lines of a JSON logger', () => {
+  it('are let out, with the destination\'s own buffer, by flushLogs', () => {
+    const lines: string[] = []
+    let flushed = 0
+    const log = setLogger(createLogger({ level: 'info', format: 'json', access: true }, { write: text => lines.push(text), flush: () => flushed++ }))
+    accessLineWriter(log)!('info', line)
+    expect(lines).toEqual([])
+    flushLogs()
+    expect(lines).toHaveLength(1)
+    expect(flushed).toBe(1)
+  })
+
   it('are written as pino writes the same entry, with the time they were handed over', () => {
     const { log, lines, writeAccess } = recordingLogger()
     const before = Date.now()
@@ -25,13 +36,24 @@ describe('access lines of a JSON logger', () => {
     expect(lines[0]!.endsWith('}\n')).toBe(true)
   })
 
-  it('go to the destination as they come, in order with the logger\'s other lines (no second buffer)', () => {
+  it('wait to be formatted together, but never behind a later line of the same logger', () => {
     const { log, lines, writeAccess } = recordingLogger()
     writeAccess('info', { ...line, requestId: 'first' })
-    expect(lines).toHaveLength(1)
-    log.warn('between')
     writeAccess('info', { ...line, requestId: 'second' })
-    expect(lines.map(text => (JSON.parse(text) as { requestId?: string }).requestId ?? 'warning')).toEqual(['first', 'warning', 'second'])
+    expect(lines).toEqual([])
+    log.warn('after both')
+    expect(lines.map(text => (JSON.parse(text) as { requestId?: string, msg: string }).requestId ?? 'warning')).toEqual(['first', 'second', 'warning'])
+  })
+
+  it('are written within 50 ms when nothing else comes, and at once when 256 are waiting', async () => {
+    const { lines, writeAccess } = recordingLogger()
+    writeAccess('info', line)
+    await expect.poll(() => lines.length, { timeout: 1_000, interval: 10 }).toBe(1)
+    lines.length = 0
+    for (let index = 0; index < 255; index++) writeAccess('info', line)
+    expect(lines).toHaveLength(0)
+    writeAccess('info', line)
+    expect(lines).toHaveLength(256)
   })
 
   it('keep their level (probes at debug), and escape what a request put in the path', () => {
