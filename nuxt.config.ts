@@ -144,8 +144,9 @@ declare module 'vue' {
   hooks: {
     // A production build runs on the gateway's own Node server (server/node-server.ts) through the layer's preset,
     // unless the app chose a preset (nitro.preset, NITRO_PRESET): nitro:init then checks that it is this one.
-    // `nuxt dev` keeps Nitro's development server, with the gate as its first middleware and the /api/** WebSocket
-    // tunnel on Nitro's WebSocket support (the slower route).
+    // `nuxt dev` keeps Nitro's development server, with the gate as a middleware ahead of every route (the app's own
+    // server middleware runs before it there) and the /api/** WebSocket tunnel on Nitro's WebSocket support (the
+    // slower route).
     'nitro:config'(nitroConfig) {
       if (nitroConfig.dev) {
         nitroConfig.handlers = [{ middleware: true, handler: join(LAYER_DIR, 'server/dev/gate.ts') }, ...nitroConfig.handlers ?? []]

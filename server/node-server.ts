@@ -19,10 +19,11 @@ import { useGatewayConfig } from './utils/gateway-config'
 import { sendGatewayError, toGatewayError } from './utils/gateway-error'
 import { flushLogs, useLogger } from './utils/logger'
 import { gateRequest } from './utils/request-gate'
+import { journalPendingRevocations } from './utils/revocations'
 import { useRouteDecider } from './utils/route-decider'
 import { beginDrain, isShuttingDown, workInFlight } from './utils/shutdown'
 import { startStores } from './utils/stores'
-import { handleUpgrade, tunnelsUpgrade } from './utils/ws-tunnel'
+import { handleUpgrade, refusedAppHandshake, tunnelsUpgrade } from './utils/ws-tunnel'
 
 /** Request headers must arrive within this time. */
 const HEADERS_TIMEOUT_MS = 60_000
@@ -73,7 +74,14 @@ async function appHasWebSocket(req: IncomingMessage): Promise<boolean> {
 }
 server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
   if (!appWebSockets || tunnelsUpgrade(req, decide)) return handleUpgrade(req, socket, head, decide)
-  void appHasWebSocket(req).then(owned => owned ? appWebSockets.handleUpgrade(req, socket, head) : handleUpgrade(req, socket, head, decide))
+  // Node took its own error listener off the socket: a client that resets it meanwhile must not be an uncaught error.
+  socket.on('error', () => socket.destroy())
+  void appHasWebSocket(req)
+    .then((owned) => {
+      if (!owned) return handleUpgrade(req, socket, head, decide)
+      if (!refusedAppHandshake(req, socket)) return appWebSockets.handleUpgrade(req, socket, head)
+    })
+    .catch(() => socket.destroy())
 })
 
 // An address that cannot be taken ends the start (Nitro's entry would log it and go on, serving nothing).
@@ -100,13 +108,22 @@ server.listen(socketPath ? { path: socketPath } : { port, host }, () => {
 
 // A rejection nobody handled is logged and serving goes on (as Nitro's entry does); an exception nobody caught
 // leaves the process in a state no one knows: logged as fatal, the log flushed, exit 1 (the orchestrator restarts it).
+// Both reach the app's 'error' hooks (error trackers) as Nitro's entry lets them; the revocations Redis never took
+// are journalled and said (a logout is never lost silently, crash or not).
 process.on('unhandledRejection', (reason) => {
   log.error({ error: reason instanceof Error ? reason.message : String(reason) }, 'promise bị từ chối mà không ai xử lý')
+  nitroApp.captureError(reason instanceof Error ? reason : new Error(String(reason)), { tags: ['unhandledRejection'] })
 })
 process.on('uncaughtException', (error) => {
   log.fatal({ error: error.message, stack: error.stack }, 'lỗi không ai bắt: dừng tiến trình')
-  flushLogs()
-  process.exit(1)
+  try {
+    nitroApp.captureError(error, { tags: ['uncaughtException'] })
+    journalPendingRevocations()
+  }
+  finally {
+    flushLogs()
+    process.exit(1)
+  }
 })
 
 /**

@@ -175,6 +175,27 @@ export function toList(value: unknown): string[] {
 }
 
 /** An http(s) base address without a trailing '/', or '' when empty. */
+/**
+ * A Redis address for ioredis (redis:// or rediss://, credentials percent-encoded), or '' for none. The message never
+ * repeats the value: it may hold a password.
+ */
+export function toRedisUrl(value: unknown, variable: string): string {
+  const text = toText(value)
+  if (!text) return ''
+  let url: URL
+  try {
+    url = new URL(text)
+    decodeURIComponent(url.username)
+    decodeURIComponent(url.password)
+  }
+  catch {
+    throw new ConfigError(`${variable} không phải địa chỉ Redis hợp lệ (redis://[:mật-khẩu@]máy[:cổng][/số-db], ký tự đặc biệt trong mật khẩu phải mã hoá %).`)
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`${variable} phải bắt đầu bằng redis:// hoặc rediss://.`)
+  if (!url.hostname) throw new ConfigError(`${variable} thiếu tên máy Redis.`)
+  return text
+}
+
 export function toBaseUrl(value: unknown, variable: string): string {
   const text = toText(value)
   if (!text) return ''
@@ -297,7 +318,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       windowSeconds: toInt(rateLimit.window, 900, 'APP_RATE_LIMIT_WINDOW', 1),
       maxKeys: toInt(rateLimit.maxKeys, 100_000, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
-    redisUrl: toText(raw.redisUrl),
+    redisUrl: toRedisUrl(raw.redisUrl, 'APP_REDIS_URL'),
     revocationJournal: toText(raw.revocationJournal),
     logging: parseLoggingConfig(raw),
     metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, '127.0.0.1') || '127.0.0.1' },

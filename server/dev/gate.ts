@@ -3,7 +3,8 @@ import { defineEventHandler } from 'h3'
 import { gateRequest } from '../utils/request-gate'
 
 /**
- * The request gate under `nuxt dev`, as the first server middleware (nuxt.config.ts adds it in development only):
+ * The request gate under `nuxt dev`, as a server middleware ahead of every route (nuxt.config.ts adds it in
+ * development only; Nitro runs the app's own scanned middleware before it):
  * Nitro's development server is Nitro's own, not the gateway's (server/node-server.ts), so the gate runs inside h3.
  * What the gate answers ends the request here; what it sends to the proxy is served by the /api/** route.
  * Internal calls (SSR $fetch, no socket) never pass the gate, as in production.

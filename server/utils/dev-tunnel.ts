@@ -77,7 +77,13 @@ export const devTunnel = defineWebSocket({
     const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, liveToken(cookie ? openLiveSession(cookie) : null)))
     const headers = Object.fromEntries(Object.entries(forwarded).filter(([name]) => !OWN_HANDSHAKE.test(name) && name !== 'host'))
     const protocols = (incoming['sec-websocket-protocol'] ?? '').split(',').map(part => part.trim()).filter(Boolean)
-    const backend = new WebSocket(`${target.protocol === 'https:' ? 'wss' : 'ws'}://${target.host}${path}`, { protocols, headers: headers as Record<string, string> })
+    let backend: WebSocket
+    try {
+      backend = new WebSocket(`${target.protocol === 'https:' ? 'wss' : 'ws'}://${target.host}${path}`, { protocols, headers: headers as Record<string, string> })
+    }
+    catch {
+      return fail(new GatewayError(400, MESSAGES.upgradeUnsupported)) // a subprotocol list undici refuses
+    }
     backend.binaryType = 'arraybuffer'
     const opened = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), HANDSHAKE_TIMEOUT_MS)
@@ -94,6 +100,10 @@ export const devTunnel = defineWebSocket({
     context.backend = backend
     context.early = []
     backend.addEventListener('message', event => context.early?.push(event.data as string | ArrayBuffer))
+    // A browser gone before its side opened: the backend's side is not left open, holding what it sends.
+    setTimeout(() => {
+      if (context.early) backend.close()
+    }, HANDSHAKE_TIMEOUT_MS).unref()
     return { headers: { 'x-request-id': requestId } }
   },
   open(peer) {

@@ -24,10 +24,11 @@ const MAX_WRITE = 256 * 1024
  */
 export function lineDestination(fd: number): LineDestination {
   const boom = pino.destination({ dest: fd, sync: false, minLength: MIN_BYTES, maxWrite: MAX_WRITE, periodicFlush: FLUSH_MS, contentMode: 'buffer' })
-  // In 'buffer' mode sonic-boom takes Buffers (its README); its type still names only strings.
-  const writeBytes = boom.write.bind(boom) as unknown as (bytes: Buffer) => boolean
+  // In 'buffer' mode sonic-boom takes Buffers (its README); its type still names only strings. Looked up at each call:
+  // on EPIPE pino replaces the destination's write with a no-op, and a bound copy would keep queueing forever.
+  const target = boom as unknown as { write: (bytes: Buffer) => boolean }
   return {
-    write: line => void writeBytes(Buffer.from(line)),
+    write: line => void target.write(Buffer.from(line)),
     flush() {
       try {
         boom.flushSync()

@@ -24,7 +24,8 @@ export function startLoginLimits(): Promise<void> {
       return
     }
     const redis = connectRedis(redisUrl)
-    store = redis.then(client => new RedisRateLimitStore(client, local))
+    // A client that cannot even be made (config.ts checks the URL first): the counters stay in memory.
+    store = redis.then(client => new RedisRateLimitStore(client, local), () => local)
     const client = await redis
     if (client.status !== 'ready') await new Promise(resolve => client.once('ready', resolve))
   })()

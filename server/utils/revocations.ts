@@ -224,6 +224,9 @@ async function followRevocations(): Promise<void> {
     }
     catch (error) {
       onDown(error)
+      // A command refused on a live connection (READONLY, NOPERM, MISCONF, a timeout) brings no new 'ready': tried
+      // again, so the first sync (and the server's readiness) cannot stall on it.
+      setTimeout(() => void resync(), RETRY_MS).unref()
     }
     finally {
       syncing = false

@@ -1,3 +1,4 @@
+import { useLogger } from './logger'
 import { startLoginLimits } from './login-limits'
 import { startRevocations } from './revocations'
 
@@ -12,6 +13,9 @@ let ready = false
 export function startStores(): Promise<void> {
   starting ??= Promise.all([startLoginLimits(), startRevocations()]).then(() => {
     ready = true
+  }, (error: unknown) => {
+    // Not ready, and said so: /readyz stays 503 `starting`.
+    useLogger().error({ error: error instanceof Error ? error.message : String(error) }, 'không khởi động được kho Redis (APP_REDIS_URL).')
   })
   return starting
 }

@@ -77,6 +77,20 @@ function handshakeFailure(error: unknown): GatewayError {
   return (error as { code?: string } | null)?.code === 'ETIMEDOUT' ? new GatewayError(504, MESSAGES.apiTimeout) : new GatewayError(502, MESSAGES.apiUnreachable)
 }
 
+/**
+ * The gateway's rules for a handshake that goes to one of the app's own WebSocket routes (outside the tunnel): none
+ * once the drain has begun (503), none from another origin than this one or an APP_TRUSTED_ORIGINS one (403).
+ * Answered here with the contract's JSON error, and true; false when the app's route may take it.
+ */
+export function refusedAppHandshake(req: IncomingMessage, socket: Socket): boolean {
+  const { config } = useGatewayConfig()
+  const error = isShuttingDown()
+    ? new GatewayError(503, MESSAGES.shuttingDown)
+    : isSameOriginHandshake(req.headers.origin, unscopedClient(req).host, config.trustedOrigins) ? undefined : new GatewayError(403, MESSAGES.crossOrigin)
+  if (error) refuse(socket, error, requestIdOf(req))
+  return !!error
+}
+
 /** Whether a handshake is the tunnel's to take: under /api, on a path no route of the app owns (its other spellings included). */
 export function tunnelsUpgrade(req: IncomingMessage, decide: RouteDecider): boolean {
   const path = routerPath(req.url ?? '/')

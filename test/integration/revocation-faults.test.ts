@@ -141,4 +141,23 @@ describe('start-up before Redis', () => {
       client.disconnect()
     }
   })
+
+  it('keeps trying a first sync that Redis refused on a live connection (a read-only replica), and is ready once it goes through', async () => {
+    const redis = await stack.redisServer()
+    const admin = await redisClient(redis.url)
+    try {
+      // A replica of a master that is not there: it answers, and refuses every write (READONLY).
+      await admin.call('REPLICAOF', '127.0.0.1', String(await freePort()))
+      const gateway = await stack.gatewayWith({ APP_REDIS_URL: redis.url })
+      await new Promise(resolve => setTimeout(resolve, 1_500))
+      const refused = await rawRequest(`${gateway.url}/readyz`)
+      expect(refused.status).toBe(503)
+      expect(JSON.parse(refused.body)).toMatchObject({ status: 'starting' })
+      await admin.call('REPLICAOF', 'NO', 'ONE')
+      await expect.poll(async () => (await rawRequest(`${gateway.url}/readyz`)).status, { timeout: 5_000 }).toBe(200)
+    }
+    finally {
+      admin.disconnect()
+    }
+  })
 })

@@ -126,6 +126,10 @@ describe('the tunnel', () => {
     ws.send('xin chào')
     expect(await reply).toBe('playground: xin chào')
     ws.close()
+    // The gateway's rule for handshakes holds for the app's routes too: from another origin, 403.
+    const error = await refusal(open(wsUrl(stack.gateway, '/_ws/echo'), { origin: 'https://evil.example' }))
+    expect(error.status).toBe(403)
+    expect(JSON.parse(error.body)).toMatchObject({ statusCode: 403, statusMessage: 'Yêu cầu khác nguồn gốc bị từ chối.' })
     expect(stack.ws.handshakes.length).toBe(before)
   })
 

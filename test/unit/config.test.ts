@@ -147,6 +147,13 @@ describe('operations settings', () => {
     expect(parseGatewayConfig({ metricsPort: 9464, accessLog: 0 }, [SECRET])).toMatchObject({ metrics: { port: 9464 }, logging: { access: false } })
   })
 
+  it('takes a Redis address ioredis can use, and never repeats it in a refusal (it may hold a password)', () => {
+    expect(parseGatewayConfig({ redisUrl: 'redis://:s%40cret@cache:6379/2' }, [SECRET]).redisUrl).toBe('redis://:s%40cret@cache:6379/2')
+    expect(parseGatewayConfig({ redisUrl: 'rediss://cache' }, [SECRET]).redisUrl).toBe('rediss://cache')
+    expect(parseGatewayConfig({ redisUrl: '' }, [SECRET]).redisUrl).toBe('')
+    expect(() => parseGatewayConfig({ redisUrl: 'redis://:p%zz-secret@cache' }, [SECRET])).toThrow(expect.objectContaining({ message: expect.not.stringContaining('secret') }))
+  })
+
   it('keeps the nextTick shape only when asked (APP_KEEP_TICK_SHAPE: it changes the whole process)', () => {
     expect(parseGatewayConfig({}, [SECRET]).keepTickShape).toBe(false)
     expect(parseGatewayConfig({ keepTickShape: '' }, [SECRET]).keepTickShape).toBe(false)
@@ -162,6 +169,10 @@ describe('operations settings', () => {
     [{ metricsPort: 'http' }, /APP_METRICS_PORT/],
     [{ shutdownTimeout: '-1' }, /APP_SHUTDOWN_TIMEOUT/],
     [{ keepTickShape: 'sometimes' }, /APP_KEEP_TICK_SHAPE/],
+    [{ redisUrl: 'redis://cache:63x9' }, /APP_REDIS_URL không phải địa chỉ Redis hợp lệ/],
+    [{ redisUrl: 'redis://:p%zz@cache:6379' }, /APP_REDIS_URL không phải địa chỉ Redis hợp lệ/],
+    [{ redisUrl: 'http://cache:6379' }, /APP_REDIS_URL phải bắt đầu bằng redis:\/\/ hoặc rediss:\/\//],
+    [{ redisUrl: 'cache:6379' }, /APP_REDIS_URL/],
   ])('refuses %j, naming the variable', (raw, message) => {
     expect(() => parseGatewayConfig(raw, [SECRET])).toThrow(message)
   })

@@ -17,7 +17,9 @@ export default defineEventHandler({
   handler(event) {
     const { req, res } = event.node
     const scope = requestScope(event)
-    if (!scope && useApiDecider()(routerPath(req.url ?? '/'), (req.method ?? 'GET').toLowerCase()) === 'refuse') {
+    // Decided again here on the path this route was given (remembered: cheap): with a non-root app.baseURL the gate
+    // saw the path with its base, and internal calls never pass the gate.
+    if (useApiDecider()(routerPath(req.url ?? '/'), (req.method ?? 'GET').toLowerCase()) === 'refuse') {
       return sendGatewayError(res, new GatewayError(400, MESSAGES.apiPathInvalid))
     }
     const id = scope?.id ?? requestIdOf(req)
