@@ -156,7 +156,7 @@ declare module 'vue' {
         nitroConfig.preset = join(LAYER_DIR, 'server/preset.ts')
       }
     },
-    // The request gate (server/utils/request-gate.ts) decides as Nitro's router does, so it needs every route,
+    // The request gate (server/lib/request-gate.ts) decides as Nitro's router does, so it needs every route,
     // known at build time: the gateway's /api/** catch-all marked as the proxy.
     'nitro:init'(nitro) {
       if (!nitro.options.dev && nitro.options.preset !== 'nitro-prerender') {

@@ -1,6 +1,6 @@
 import type { NitroFetchOptions } from 'nitropack'
 import { AppError } from '../utils/app-error'
-import { announceAuthChange } from '../utils/auth-channel'
+import { announceAuthChange } from '../lib/auth-channel'
 import { useAuth } from './useAuth'
 
 /**

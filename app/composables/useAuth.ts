@@ -1,23 +1,9 @@
-import { computed, type Ref } from 'vue'
+import { computed } from 'vue'
 import type { AuthUser, LoginCredentials, SessionResponse } from '../../shared/types'
 import { safeRedirect } from '../../shared/redirect'
 import { AppError } from '../utils/app-error'
-import { announceAuthChange } from '../utils/auth-channel'
-
-/** Key of the shared client state that holds the signed-in user (never the token). */
-export const AUTH_STATE_KEY = 'svc:auth:user'
-/** Key of the shared client state that holds when the session ends (ms since the epoch), or null. */
-export const EXPIRES_STATE_KEY = 'svc:auth:expiresAt'
-
-/** The shared user state (null when signed out). */
-export function useAuthUser(): Ref<AuthUser | null> {
-  return useState<AuthUser | null>(AUTH_STATE_KEY, () => null)
-}
-
-/** The shared state of when the session ends (ms since the epoch; null without a session). */
-export function useAuthExpiresAt(): Ref<number | null> {
-  return useState<number | null>(EXPIRES_STATE_KEY, () => null)
-}
+import { announceAuthChange } from '../lib/auth-channel'
+import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
 
 /**
  * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `login(credentials)`,

@@ -1,5 +1,5 @@
 import { hasAllPermissions, hasAnyPermission, hasPermission, hasRoleCode } from '../../shared/permissions'
-import { useAuthUser } from './useAuth'
+import { useAuthUser } from '../lib/auth-state'
 
 /**
  * Permission checks against the signed-in user (exact URI match). They tidy the UI only: the backend checks

@@ -1,5 +1,5 @@
 import { computed, onBeforeUnmount, onMounted, ref } from 'vue'
-import { useAuthExpiresAt } from './useAuth'
+import { useAuthExpiresAt } from '../lib/auth-state'
 
 /**
  * When the session ends, ticking once a second in the browser: `expiresAt` (ms), `remainingMs`, `expiringSoon`

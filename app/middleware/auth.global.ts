@@ -1,5 +1,5 @@
 import { decideRoute, FORBIDDEN_MESSAGE } from '../../shared/guard'
-import { useAuthExpiresAt, useAuthUser } from '../composables/useAuth'
+import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
 
 /**
  * Every page needs a session unless its meta says `auth: false`; meta `permissions` needs all of them, else the

@@ -1,7 +1,8 @@
 import { LOGIN_PATH } from '../../shared/guard'
 import { safeRedirect } from '../../shared/redirect'
-import { useAuth, useAuthExpiresAt, useAuthUser } from '../composables/useAuth'
-import { announceAuthChange, onAuthChange } from '../utils/auth-channel'
+import { useAuth } from '../composables/useAuth'
+import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
+import { announceAuthChange, onAuthChange } from '../lib/auth-channel'
 
 /**
  * Fills the shared user state ('svc:auth:user') and the session's end ('svc:auth:expiresAt') with GET /auth/session

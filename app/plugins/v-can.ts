@@ -1,7 +1,7 @@
 import { watch, type Directive, type DirectiveBinding, type WatchStopHandle } from 'vue'
 import { hasAllPermissions, hasAnyPermission } from '../../shared/permissions'
 import type { AuthUser } from '../../shared/types'
-import { useAuthUser } from '../composables/useAuth'
+import { useAuthUser } from '../lib/auth-state'
 
 type CanValue = string | readonly string[] | undefined
 type CanElement = HTMLElement & {

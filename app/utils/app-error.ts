@@ -1,7 +1,7 @@
 import type { GatewayErrorBody } from '../../shared/types'
 
 /** Shown when the gateway could not be reached at all. */
-export const NETWORK_ERROR_MESSAGE = 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.'
+const NETWORK_ERROR_MESSAGE = 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.'
 
 /**
  * Every error of a gateway route as the client reads it: `status` (0 for a network failure) and the

@@ -59,7 +59,7 @@ export interface GatewayConfig {
   shutdownTimeoutSeconds: number
   /** WebSocket tunnels open at most per session and per client address (0: no limit). */
   webSocketLimits: { perSession: number, perClient: number }
-  /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; utils/tick-shape.ts). */
+  /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; lib/tick-shape.ts). */
   keepTickShape: boolean
 }
 

@@ -1,18 +1,18 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { ConfigError } from '../core/config'
-import { loggingSettings, useGatewayConfig } from '../utils/gateway-config'
-import { createLogger, routeConsoleToLogger, setLogger } from '../utils/logger'
-import { startMetricsListener } from '../utils/metrics-listener'
-import { journalPendingRevocations } from '../utils/revocations'
-import { startStores } from '../utils/stores'
-import { keepTickShape } from '../utils/tick-shape'
+import { loggingSettings, useGatewayConfig } from '../lib/gateway-config'
+import { createLogger, routeConsoleToLogger, setLogger } from '../lib/logger'
+import { startMetricsListener } from '../lib/metrics-listener'
+import { journalPendingRevocations } from '../lib/revocations'
+import { startStores } from '../lib/stores'
+import { keepTickShape } from '../lib/tick-shape'
 
 /**
  * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
  * with a message naming the variable); then the metrics listener, the brute-force counters and
  * the shared revocations. With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
- * entries is kept alive, so an idle spell cannot slow the proxy (utils/tick-shape.ts).
+ * entries is kept alive, so an idle spell cannot slow the proxy (lib/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
   const log = setLogger(createLogger(loggingSettings()))

@@ -89,6 +89,16 @@ const shown: AuthUser | null = user.value
 `,
   'server/routes/api/health.get.ts': `export default defineEventHandler(() => ({ ok: true, servedBy: 'consumer' }))
 `,
+  // Utils and a composable of the app named like the gateway's former internals: both keep working.
+  'server/utils/names.ts': `export function useLogger() { return 'the app\\'s logger' }
+export function useMetrics() { return 'the app\\'s metrics' }
+export function useGatewayConfig() { return 'the app\\'s config' }
+export const sessionCookie = 'the app\\'s cookie'
+`,
+  'server/routes/app-names.get.ts': `export default defineEventHandler(() => ({ logger: useLogger(), metrics: useMetrics(), config: useGatewayConfig(), cookie: sessionCookie }))
+`,
+  'app/composables/useAuthUser.ts': `export function useAuthUser() { return 'the app\\'s user' }
+`,
   // The app's own login page replaces the layer's (same path); it logs in through useAuth().login().
   'app/pages/auth/login.vue': `<script setup lang="ts">
 definePageMeta({ auth: false })
@@ -196,6 +206,23 @@ describe('a fresh app that installs the packed layer', () => {
 
     const own = await rawRequest(`${gateway.url}/api/health`)
     expect(JSON.parse(own.body)).toEqual({ ok: true, servedBy: 'consumer' })
+    // The app's utils named like the gateway's former internals are the app's, and the gateway above kept working.
+    const names = await rawRequest(`${gateway.url}/app-names`)
+    expect(JSON.parse(names.body)).toEqual({ logger: 'the app\'s logger', metrics: 'the app\'s metrics', config: 'the app\'s config', cookie: 'the app\'s cookie' })
+  })
+
+  it('adds to the app\'s auto-imports exactly the names of the README\'s API table, on the server and the client', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8')
+    const table = readme.slice(readme.indexOf('### API'), readme.indexOf('\n## ', readme.indexOf('### API')))
+    const rows = [...table.matchAll(/^\| `([^`]+)` \| ([^|]+?) \|/gm)].map(([, name, kind]) => ({ name: name!, kind: kind! }))
+    const documented = (kinds: string[]) => rows.filter(row => kinds.includes(row.kind)).map(row => row.name).sort()
+    /** Names a generated declaration file imports from the installed layer. */
+    const fromLayer = (file: string, pattern: RegExp) => [...new Set([...readFileSync(join(app, '.nuxt', file), 'utf8').matchAll(pattern)].map(match => match[1]!))].sort()
+    const layerPath = String.raw`[^']*node_modules/svc-auth-gateway/[^']*`
+    expect(fromLayer('types/nitro-imports.d.ts', new RegExp(String.raw`const (\w+): typeof import\('${layerPath}'\)`, 'g'))).toEqual(documented(['server util']))
+    expect(fromLayer('types/imports.d.ts', new RegExp(String.raw`const (\w+): typeof import\('${layerPath}'\)`, 'g'))).toEqual(documented(['client composable', 'client util']))
+    expect(fromLayer('components.d.ts', new RegExp(String.raw`export const (\w+): typeof import\("[^"]*node_modules/svc-auth-gateway/[^"]*"\)`, 'g'))).toEqual(documented(['component']))
+    expect(documented(['server util'])).toEqual(['onProxyRequest', 'readGatewaySession', 'revokeUserSessions'])
   })
 
   it('sends a protected page to the login page without a session, and renders it with one (its NUXT_PUBLIC_* read)', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount, type RawGatewayConfig } from '../../server/core/config'
-import { iamTimeoutMessage } from '../../server/utils/gateway-error'
+import { iamTimeoutMessage } from '../../server/lib/gateway-error'
 
 const SECRET = 'x'.repeat(32)
 

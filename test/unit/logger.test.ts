@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { AccessLine } from '../../server/core/access-line'
-import { accessLineWriter, createLogger, flushLogs, setLogger } from '../../server/utils/logger'
+import { accessLineWriter, createLogger, flushLogs, setLogger } from '../../server/lib/logger'
 
 /** A JSON logger writing into an array of lines (a write may hold several), with its access-line writer. */
 function recordingLogger(level: 'info' | 'debug' = 'info') {

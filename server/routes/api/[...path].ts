@@ -1,10 +1,10 @@
 import { defineEventHandler } from 'h3'
 import { routerPath } from '../../core/route-match'
-import { proxyApiRequest } from '../../utils/api-proxy'
-import { GatewayError, MESSAGES, sendGatewayError } from '../../utils/gateway-error'
-import { requestIdOf, requestScope, unscopedClient } from '../../utils/request-gate'
-import { useApiDecider } from '../../utils/route-decider'
-import { devTunnel } from '../../utils/dev-tunnel'
+import { proxyApiRequest } from '../../lib/api-proxy'
+import { GatewayError, MESSAGES, sendGatewayError } from '../../lib/gateway-error'
+import { requestIdOf, requestScope, unscopedClient } from '../../lib/request-gate'
+import { useApiDecider } from '../../lib/route-decider'
+import { devTunnel } from '../../lib/dev-tunnel'
 
 /**
  * Any method on /api/**: the streaming proxy to APP_API_PROXY_TARGET. A more specific route of the app wins.

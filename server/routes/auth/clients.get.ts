@@ -1,9 +1,9 @@
 import { MOCK_CLIENTS } from '../../core/mock'
-import { useGatewayConfig } from '../../utils/gateway-config'
-import { defineGatewayRoute } from '../../utils/gateway-route'
-import { cachedIamClients } from '../../utils/iam-auth'
-import { requireIamBaseUrl } from '../../utils/iam-client'
-import { useLogger } from '../../utils/logger'
+import { useGatewayConfig } from '../../lib/gateway-config'
+import { defineGatewayRoute } from '../../lib/gateway-route'
+import { cachedIamClients } from '../../lib/iam-auth'
+import { requireIamBaseUrl } from '../../lib/iam-client'
+import { useLogger } from '../../lib/logger'
 
 /** GET /auth/clients: the applications of the login form; an IAM failure is an empty list and a warning. */
 export default defineGatewayRoute(async () => {

@@ -1,18 +1,18 @@
 import { parseLoginCredentials } from '../../core/credentials'
 import { mockUser } from '../../core/mock'
-import { auditedAttempt } from '../../utils/audit'
-import { useGatewayConfig } from '../../utils/gateway-config'
-import { MESSAGES, RequestError } from '../../utils/gateway-error'
-import { defineGatewayRoute } from '../../utils/gateway-route'
-import { loginWithIam } from '../../utils/iam-auth'
-import { requireIamBaseUrl } from '../../utils/iam-client'
-import { readJsonObject } from '../../utils/json-body'
-import { limitAttempt } from '../../utils/login-limits'
-import { writeGatewaySession } from '../../utils/session-cookie'
+import { auditedAttempt } from '../../lib/audit'
+import { useGatewayConfig } from '../../lib/gateway-config'
+import { MESSAGES, RequestError } from '../../lib/gateway-error'
+import { defineGatewayRoute } from '../../lib/gateway-route'
+import { loginWithIam } from '../../lib/iam-auth'
+import { requireIamBaseUrl } from '../../lib/iam-client'
+import { readJsonObject } from '../../lib/json-body'
+import { limitAttempt } from '../../lib/login-limits'
+import { writeGatewaySession } from '../../lib/session-cookie'
 
 /**
  * POST /auth/login: validate, (mock or) brute-force limits, IAM login + user-info, seal svc_session, answer { user }.
- * Counted and audited (utils/audit.ts).
+ * Counted and audited (lib/audit.ts).
  */
 export default defineGatewayRoute(event => auditedAttempt(event, 'login', async (record) => {
   const credentials = parseLoginCredentials(await readJsonObject(event))

@@ -1,11 +1,11 @@
 import { getQuery } from 'h3'
 import { encodeLocation, safeRedirect } from '../../../shared/redirect'
 import { logoutConfirmationHtml } from '../../core/logout-page'
-import { audit } from '../../utils/audit'
-import { defineGatewayRoute } from '../../utils/gateway-route'
-import { notifyIamLogout } from '../../utils/iam-auth'
-import { revokeSession } from '../../utils/revocations'
-import { clearGatewaySession, readEverySession } from '../../utils/session-cookie'
+import { audit } from '../../lib/audit'
+import { defineGatewayRoute } from '../../lib/gateway-route'
+import { notifyIamLogout } from '../../lib/iam-auth'
+import { revokeSession } from '../../lib/revocations'
+import { clearGatewaySession, readEverySession } from '../../lib/session-cookie'
 
 /**
  * GET /auth/logout: revokes the session (a copy of the cookie is no session anywhere afterwards), tells the IAM when

@@ -1,8 +1,8 @@
 import { liveToken, sessionExpiresAt } from '../../core/seal'
-import { useGatewayConfig } from '../../utils/gateway-config'
-import { defineGatewayRoute } from '../../utils/gateway-route'
-import { fetchIamUser } from '../../utils/iam-auth'
-import { clearGatewaySession, hasPlantedSession, readGatewaySession } from '../../utils/session-cookie'
+import { useGatewayConfig } from '../../lib/gateway-config'
+import { defineGatewayRoute } from '../../lib/gateway-route'
+import { fetchIamUser } from '../../lib/iam-auth'
+import { clearGatewaySession, hasPlantedSession, readGatewaySession } from '../../lib/session-cookie'
 import type { SessionResponse } from '../../../shared/types'
 
 const NO_SESSION: SessionResponse = { user: null, expiresAt: null }

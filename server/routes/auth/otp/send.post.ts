@@ -1,17 +1,17 @@
 import { parseLoginCredentials } from '../../../core/credentials'
 import { MOCK_TRANSACTION_ID } from '../../../core/mock'
-import { auditedAttempt } from '../../../utils/audit'
-import { useGatewayConfig } from '../../../utils/gateway-config'
-import { MESSAGES, RequestError } from '../../../utils/gateway-error'
-import { defineGatewayRoute } from '../../../utils/gateway-route'
-import { sendIamOtp } from '../../../utils/iam-auth'
-import { requireIamBaseUrl } from '../../../utils/iam-client'
-import { readJsonObject } from '../../../utils/json-body'
-import { limitAttempt } from '../../../utils/login-limits'
+import { auditedAttempt } from '../../../lib/audit'
+import { useGatewayConfig } from '../../../lib/gateway-config'
+import { MESSAGES, RequestError } from '../../../lib/gateway-error'
+import { defineGatewayRoute } from '../../../lib/gateway-route'
+import { sendIamOtp } from '../../../lib/iam-auth'
+import { requireIamBaseUrl } from '../../../lib/iam-client'
+import { readJsonObject } from '../../../lib/json-body'
+import { limitAttempt } from '../../../lib/login-limits'
 
 /**
  * POST /auth/otp/send: validate, mock, empty-endpoint 400, brute-force limits, then the IAM; answers { transactionId? }.
- * Counted and audited (utils/audit.ts).
+ * Counted and audited (lib/audit.ts).
  */
 export default defineGatewayRoute(event => auditedAttempt(event, 'otp', async (record) => {
   const credentials = parseLoginCredentials(await readJsonObject(event))

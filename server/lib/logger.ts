@@ -18,7 +18,7 @@ let logger: Logger | undefined
 const SECRET_KEYS = ['password', 'otp', 'token', 'accessToken', 'authorization', 'cookie', 'secret']
 
 /**
- * Builds a logger: JSON lines on stdout through one asynchronous buffer (utils/log-destination.ts, flushed at exit
+ * Builds a logger: JSON lines on stdout through one asynchronous buffer (lib/log-destination.ts, flushed at exit
  * and by flushLogs), or pino-pretty's lines for people. `destination` replaces stdout for the JSON lines (tests).
  */
 export function createLogger(settings: LoggingConfig, destination?: LineDestination): Logger {

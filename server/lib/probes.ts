@@ -49,7 +49,7 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
 
 /**
  * GET /healthz: 200 `{ status: 'ok' }` while the process serves. GET /readyz: 200 when the gateway can serve (Redis
- * answers, when configured), else 503: `starting` until the stores have started (utils/stores.ts), `not ready` while
+ * answers, when configured), else 503: `starting` until the stores have started (lib/stores.ts), `not ready` while
  * Redis does not answer, `shutting down` from the moment SIGTERM arrives; the body names each dependency and
  * whether it answered (IAM or backend never make it fail). Other methods: 405.
  */

@@ -41,7 +41,7 @@ async function* requestBody(req: IncomingMessage): AsyncGenerator<Buffer> {
   yield* req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>
 }
 
-/** What the proxy needs of a request's scope (utils/request-gate.ts). */
+/** What the proxy needs of a request's scope (lib/request-gate.ts). */
 export interface ProxiedScope {
   /** The request id, sent to the backend and on the answer. */
   id: string

@@ -85,7 +85,7 @@ function methodRefusal(contract: ContractRoute | undefined, method: string): Gat
  * 3. /api/**: the streaming proxy, unless Nitro's router would give the path to a route of the app (that route wins);
  *    another spelling of an app route's path (`/api//health`, `/api/health;x`) is refused, never proxied.
  * Every decision is taken on the path Nitro's router sees (core/route-match.ts), with Nitro's route table read at
- * build time (utils/route-decider.ts). The caller serves what the scope's `route` says: 'proxy' with
+ * build time (lib/route-decider.ts). The caller serves what the scope's `route` says: 'proxy' with
  * proxyApiRequest, 'nitro' with Nitro's listener.
  */
 export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestScope {

@@ -1,0 +1,19 @@
+import type { Ref } from 'vue'
+import type { AuthUser } from '../../shared/types'
+
+// The layer's own client state: imported by path, never auto-imported into the app (README, API).
+
+/** Key of the shared client state that holds the signed-in user (never the token). */
+export const AUTH_STATE_KEY = 'svc:auth:user'
+/** Key of the shared client state that holds when the session ends (ms since the epoch), or null. */
+export const EXPIRES_STATE_KEY = 'svc:auth:expiresAt'
+
+/** The shared user state (null when signed out). */
+export function useAuthUser(): Ref<AuthUser | null> {
+  return useState<AuthUser | null>(AUTH_STATE_KEY, () => null)
+}
+
+/** The shared state of when the session ends (ms since the epoch; null without a session). */
+export function useAuthExpiresAt(): Ref<number | null> {
+  return useState<number | null>(EXPIRES_STATE_KEY, () => null)
+}
