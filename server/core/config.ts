@@ -1,9 +1,11 @@
 /**
  * Coercion and validation of the gateway's configuration, in one place.
- * Defaults come from `runtimeConfig.svcGateway` (nuxt.config.ts); every key is overridden by its `APP_*` variable,
+ * Defaults are written once, in defaults.ts (shipped as `runtimeConfig.svcGateway` by nuxt.config.ts); every key is overridden by its `APP_*` variable,
  * read here as raw text (overlayEnv), so the app's own settings and NUXT_* variables stay the app's. Values may also
  * arrive parsed from the app's config ('1' the number 1, 'true' the boolean). Pure: no h3 or Nitro imports.
  */
+
+import { GATEWAY_DEFAULTS as D } from './defaults'
 
 export interface IamMapping {
   token: string
@@ -235,9 +237,9 @@ function toChoice<T extends string>(value: unknown, choices: readonly T[], fallb
 /** APP_LOG_LEVEL, APP_LOG_FORMAT and APP_ACCESS_LOG alone: the logger exists before the rest is checked. */
 export function parseLoggingConfig(raw: RawGatewayConfig): LoggingConfig {
   return {
-    level: toChoice(raw.logLevel, LOG_LEVELS, 'info', 'APP_LOG_LEVEL'),
-    format: toChoice(raw.logFormat, ['json', 'pretty'] as const, 'json', 'APP_LOG_FORMAT'),
-    access: raw.accessLog === undefined || raw.accessLog === '' ? true : toBool(raw.accessLog, 'APP_ACCESS_LOG'),
+    level: toChoice(raw.logLevel, LOG_LEVELS, D.logLevel as LogLevel, 'APP_LOG_LEVEL'),
+    format: toChoice(raw.logFormat, ['json', 'pretty'] as const, D.logFormat as 'json', 'APP_LOG_FORMAT'),
+    access: raw.accessLog === undefined || raw.accessLog === '' ? D.accessLog : toBool(raw.accessLog, 'APP_ACCESS_LOG'),
   }
 }
 
@@ -275,58 +277,58 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     mock: toBool(auth.mock, 'APP_AUTH_MOCK'),
     baseURL: toBaseUrl(auth.baseURL, 'APP_AUTH_BASE_URL'),
     clientId: toText(auth.clientId),
-    clientsCacheSeconds: toInt(auth.clientsCacheSeconds, 60, 'APP_AUTH_CLIENTS_CACHE_SECONDS'),
-    iamTimeoutSeconds: toInt(auth.timeout, 10, 'APP_AUTH_TIMEOUT', 1, MAX_LIMIT_SECONDS),
+    clientsCacheSeconds: toInt(auth.clientsCacheSeconds, D.auth.clientsCacheSeconds, 'APP_AUTH_CLIENTS_CACHE_SECONDS'),
+    iamTimeoutSeconds: toInt(auth.timeout, D.auth.timeout, 'APP_AUTH_TIMEOUT', 1, MAX_LIMIT_SECONDS),
     endpoints: {
-      login: toEndpoint(endpoints.login, '/auth/auth/login-v1'),
-      userInfo: toEndpoint(endpoints.userInfo, '/iam/user/userInfo'),
-      clients: toEndpoint(endpoints.clients, '/iam/client/findAll?status=1'),
-      otpSend: toEndpoint(endpoints.otpSend, '/auth/auth/login/request'),
-      logout: toEndpoint(endpoints.logout, ''),
+      login: toEndpoint(endpoints.login, D.auth.endpoints.login),
+      userInfo: toEndpoint(endpoints.userInfo, D.auth.endpoints.userInfo),
+      clients: toEndpoint(endpoints.clients, D.auth.endpoints.clients),
+      otpSend: toEndpoint(endpoints.otpSend, D.auth.endpoints.otpSend),
+      logout: toEndpoint(endpoints.logout, D.auth.endpoints.logout),
     },
     mapping: {
-      token: path('token', 'body.tokenData.access_token'),
-      expiresIn: path('expiresIn', 'body.tokenData.expires_in'),
-      id: path('id', 'body.userId'),
-      name: path('name', 'body.fullName'),
-      email: path('email', 'body.email'),
-      roles: path('roles', 'body.listRole'),
-      permissions: path('permissions', 'body.authorization'),
-      roleKey: path('roleKey', 'code'),
-      permissionKey: path('permissionKey', 'uri'),
-      permissionType: path('permissionType', 'web'),
-      permissionTypeKey: path('permissionTypeKey', 'type'),
-      clients: path('clients', 'body'),
-      clientId: path('clientId', 'id'),
-      clientCode: path('clientCode', 'code'),
-      clientName: path('clientName', 'name'),
-      transactionId: path('transactionId', 'body.transactionId'),
+      token: path('token', D.auth.mapping.token),
+      expiresIn: path('expiresIn', D.auth.mapping.expiresIn),
+      id: path('id', D.auth.mapping.id),
+      name: path('name', D.auth.mapping.name),
+      email: path('email', D.auth.mapping.email),
+      roles: path('roles', D.auth.mapping.roles),
+      permissions: path('permissions', D.auth.mapping.permissions),
+      roleKey: path('roleKey', D.auth.mapping.roleKey),
+      permissionKey: path('permissionKey', D.auth.mapping.permissionKey),
+      permissionType: path('permissionType', D.auth.mapping.permissionType),
+      permissionTypeKey: path('permissionTypeKey', D.auth.mapping.permissionTypeKey),
+      clients: path('clients', D.auth.mapping.clients),
+      clientId: path('clientId', D.auth.mapping.clientId),
+      clientCode: path('clientCode', D.auth.mapping.clientCode),
+      clientName: path('clientName', D.auth.mapping.clientName),
+      transactionId: path('transactionId', D.auth.mapping.transactionId),
     },
     authenMethod: {
-      authenticator: toText(authenMethod.authenticator, 'AUTHENTICATOR') || 'AUTHENTICATOR',
-      messenger: toText(authenMethod.messenger, 'MESSENGER') || 'MESSENGER',
+      authenticator: toText(authenMethod.authenticator, D.auth.authenMethod.authenticator) || D.auth.authenMethod.authenticator,
+      messenger: toText(authenMethod.messenger, D.auth.authenMethod.messenger) || D.auth.authenMethod.messenger,
     },
     secrets,
     apiProxyTarget: toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET'),
-    apiProxyTimeout: toInt(raw.apiProxyTimeout, 60_000, 'APP_API_PROXY_TIMEOUT', 1),
-    authBodyTimeoutSeconds: toInt(raw.authBodyTimeout, 10, 'APP_AUTH_BODY_TIMEOUT', 1, MAX_LIMIT_SECONDS),
+    apiProxyTimeout: toInt(raw.apiProxyTimeout, D.apiProxyTimeout, 'APP_API_PROXY_TIMEOUT', 1),
+    authBodyTimeoutSeconds: toInt(raw.authBodyTimeout, D.authBodyTimeout, 'APP_AUTH_BODY_TIMEOUT', 1, MAX_LIMIT_SECONDS),
     trustedOrigins: toList(raw.trustedOrigins).map(origin => origin.replace(/\/+$/, '').toLowerCase()),
     trustProxy: toProxyCount(raw.trustProxy),
     rateLimit: {
-      perUser: toInt(rateLimit.perUser, 5, 'APP_RATE_LIMIT_PER_USER'),
-      perIp: toInt(rateLimit.perIp, 100, 'APP_RATE_LIMIT_PER_IP'),
-      windowSeconds: toInt(rateLimit.window, 900, 'APP_RATE_LIMIT_WINDOW', 1),
-      maxKeys: toInt(rateLimit.maxKeys, 100_000, 'APP_RATE_LIMIT_MAX_KEYS', 100),
+      perUser: toInt(rateLimit.perUser, D.rateLimit.perUser, 'APP_RATE_LIMIT_PER_USER'),
+      perIp: toInt(rateLimit.perIp, D.rateLimit.perIp, 'APP_RATE_LIMIT_PER_IP'),
+      windowSeconds: toInt(rateLimit.window, D.rateLimit.window, 'APP_RATE_LIMIT_WINDOW', 1),
+      maxKeys: toInt(rateLimit.maxKeys, D.rateLimit.maxKeys, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
     redisUrl: toRedisUrl(raw.redisUrl, 'APP_REDIS_URL'),
     revocationJournal: toText(raw.revocationJournal),
     logging: parseLoggingConfig(raw),
-    metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, '127.0.0.1') || '127.0.0.1' },
-    shutdownTimeoutSeconds: toInt(raw.shutdownTimeout, 30, 'APP_SHUTDOWN_TIMEOUT'),
+    metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, D.metricsHost) || D.metricsHost },
+    shutdownTimeoutSeconds: toInt(raw.shutdownTimeout, D.shutdownTimeout, 'APP_SHUTDOWN_TIMEOUT'),
     webSocketLimits: {
-      perSession: toInt(raw.wsMaxPerSession, 32, 'APP_WS_MAX_PER_SESSION'),
-      perClient: toInt(raw.wsMaxPerClient, 128, 'APP_WS_MAX_PER_CLIENT'),
+      perSession: toInt(raw.wsMaxPerSession, D.wsMaxPerSession, 'APP_WS_MAX_PER_SESSION'),
+      perClient: toInt(raw.wsMaxPerClient, D.wsMaxPerClient, 'APP_WS_MAX_PER_CLIENT'),
     },
-    keepTickShape: raw.keepTickShape === undefined || raw.keepTickShape === '' ? false : toBool(raw.keepTickShape, 'APP_KEEP_TICK_SHAPE'),
+    keepTickShape: raw.keepTickShape === undefined || raw.keepTickShape === '' ? D.keepTickShape : toBool(raw.keepTickShape, 'APP_KEEP_TICK_SHAPE'),
   }
 }

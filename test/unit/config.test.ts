@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
 import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount, type RawGatewayConfig } from '../../server/core/config'
+import { GATEWAY_DEFAULTS } from '../../server/core/defaults'
 import { iamTimeoutMessage } from '../../server/lib/gateway-error'
 
 const SECRET = 'x'.repeat(32)
@@ -76,15 +78,47 @@ describe('parseGatewayConfig', () => {
     expect(config.iamTimeoutSeconds).toBe(10)
     expect(config.authBodyTimeoutSeconds).toBe(10)
   })
-  it('ships in nuxt.config.ts exactly the defaults it gives an unset variable', async () => {
+  it('has its defaults in one place: nuxt.config.ts ships that tree, and the parser falls back to the same values', async () => {
     vi.stubGlobal('defineNuxtConfig', (config: unknown) => config)
     try {
       const { default: layer } = await import('../../nuxt.config') as unknown as { default: { runtimeConfig: { svcGateway: RawGatewayConfig } } }
-      expect(parseGatewayConfig(layer.runtimeConfig.svcGateway, [SECRET])).toEqual(parseGatewayConfig({}, [SECRET]))
+      expect(layer.runtimeConfig.svcGateway).toBe(GATEWAY_DEFAULTS)
+      expect(parseGatewayConfig(GATEWAY_DEFAULTS, [SECRET])).toEqual(parseGatewayConfig({}, [SECRET]))
+      // Not written a second time: nuxt.config.ts holds no literal default of its own.
+      expect(readFileSync(new URL('../../nuxt.config.ts', import.meta.url), 'utf8')).not.toMatch(/clientsCacheSeconds|shutdownTimeout|\/iam\/user\/userInfo/)
     }
     finally {
       vi.unstubAllGlobals()
     }
+  })
+
+  it('is documented as it is: every APP_* variable of the tree has the README configuration table\'s row, with its default', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5))
+    /** The README's rows: variable -> its default as written ('' for empty, off or required). */
+    const documented = new Map<string, string>()
+    for (const [, first, more, value] of section.matchAll(/^\| `(APP_[A-Z_]+)`((?: \/ `_[A-Z_]+`)*) \| ([^|]+) \|/gm)) {
+      const names = first! + (more ?? '')
+      const [head, ...suffixes] = names.split(' / ').map(name => name.replace(/`/g, ''))
+      const values = value!.trim().split(' / ').map(part => /^`([^`]*)`/.exec(part.trim())?.[1] ?? '')
+      const base = head!.replace(/_[A-Z]+$/, '')
+      ;[head!, ...suffixes.map(suffix => base + suffix)].forEach((name, index) => documented.set(name, values[Math.min(index, values.length - 1)]!))
+    }
+    const leaves: [string, string][] = []
+    const walk = (tree: Record<string, unknown>, path: string[]) => {
+      for (const [key, value] of Object.entries(tree)) {
+        if (value && typeof value === 'object') walk(value as Record<string, unknown>, [...path, key])
+        else leaves.push([envName([...path, key]), value === false || value === '' ? '' : String(value)])
+      }
+    }
+    walk(GATEWAY_DEFAULTS, [])
+    for (const [name, value] of leaves) {
+      expect(documented.has(name), `${name} has no row in the README's configuration table`).toBe(true)
+      // A boolean that is off is written `false`; every other empty default as a word (empty, off, required).
+      const written = documented.get(name)!
+      expect(written === 'false' ? '' : written, name).toBe(value)
+    }
+    expect([...documented.keys()].filter(name => !leaves.some(([leaf]) => leaf === name)), 'rows of the README with no setting').toEqual([])
   })
   it('says the IAM timeout in its 504 message: the contract\'s text with the default', () => {
     expect(iamTimeoutMessage(10)).toBe('IAM không phản hồi sau 10 giây.')
