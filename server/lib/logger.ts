@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
+import { PassThrough } from 'node:stream'
 import { format } from 'node:util'
 import { pino, type Logger } from 'pino'
-import pretty from 'pino-pretty'
 import { accessLineMembers, jsonString, type AccessLine } from '../core/access-line'
 import { withoutQueries } from '../core/log-field'
 import type { LoggingConfig } from '../core/config'
@@ -29,7 +29,7 @@ export function createLogger(settings: LoggingConfig, destination?: LineDestinat
     // Milliseconds since the epoch (pino's own): an ISO date cost an eighth of every line's time.
     timestamp: pino.stdTimeFunctions.epochTime,
   }
-  if (settings.format === 'pretty') return pino(options, pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' }))
+  if (settings.format === 'pretty') return pino(options, prettyStream())
   const out = destination ?? lineDestination(1)
   const accessLines = waitingAccessLines(out)
   // Any other line lets the waiting access lines out first: the log keeps the order things happened in.
@@ -43,6 +43,16 @@ export function createLogger(settings: LoggingConfig, destination?: LineDestinat
     out.flush()
   })
   return logger
+}
+
+/**
+ * pino-pretty's stream, loaded only when pretty lines are asked for (APP_LOG_FORMAT=pretty, `nuxt dev`): a JSON
+ * logger never loads it. Lines logged before it has loaded (a few ms) wait in the pass-through.
+ */
+function prettyStream(): NodeJS.WritableStream {
+  const lines = new PassThrough()
+  void import('pino-pretty').then(({ default: pretty }) => lines.pipe(pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' })))
+  return lines
 }
 
 /** The synchronous flush of each JSON logger made by createLogger. */

@@ -152,7 +152,8 @@ beforeAll(async () => {
     private: true,
     type: 'module',
     dependencies: { 'nuxt': '4.4.5', 'svc-auth-gateway': `file:../${tarball}`, 'vue': '^3.5.0' },
-    devDependencies: { 'typescript': '^6.0.0', 'vue-tsc': '^3.3.0' },
+    // @types/node: an optional peer of the layer, for type checks only (README).
+    devDependencies: { '@types/node': '^20.19.43', 'typescript': '^6.0.0', 'vue-tsc': '^3.3.0' },
     overrides: { 'rollup': '4.67.4', 'unrs-resolver': '1.12.2' },
   }, null, 2))
   for (const [path, text] of Object.entries(APP_FILES)) {

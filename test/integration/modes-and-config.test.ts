@@ -161,6 +161,13 @@ describe('configuration read at start', () => {
     expect(output).not.toMatch(/at .*\.mjs/)
   })
 
+  it('writes lines for people with APP_LOG_FORMAT=pretty, pino-pretty loaded for it alone', async () => {
+    const gateway = await stack.bareGateway({ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'true', APP_LOG_FORMAT: 'pretty' })
+    expect((await fetch(`${gateway.url}/auth/session`)).status).toBe(200)
+    await expect.poll(() => gateway.stdout()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(\d+\): Listening on http:\/\/127\.0\.0\.1:\d+$/m)
+    expect(gateway.stdout()).not.toMatch(/^\{"level"/m)
+  })
+
   it('refuses to start on a port that is not one, or that is taken, saying so (exit code 1)', async () => {
     const bad = await runGatewayToExit({ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'true', PORT: 'http' })
     expect(bad.code).toBe(1)
