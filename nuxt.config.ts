@@ -64,6 +64,13 @@ declare module 'vue' {
         const refusal = presetRefusal(nitro.options.preset, nitro.options.entry, gatewayPreset.entry)
         if (refusal) throw new Error(refusal)
       }
+      // The app's route rules that set headers: the proxy gives them to the answers of /api/** (server/lib/api-proxy.ts).
+      nitro.options.virtual['#svc-gateway/route-headers'] = () => {
+        const rules = Object.entries(nitro.options.routeRules)
+          .filter(([, rule]) => rule.headers && Object.keys(rule.headers).length)
+          .map(([route, rule]) => ({ route, headers: rule.headers }))
+        return `export default ${JSON.stringify(rules)}`
+      }
       nitro.options.virtual['#svc-gateway/routes'] = () => {
         // Nitro adds the page renderer as '/**' for every method; a build without the proxy route fails here.
         const routes = gatewayRouteTable([...nitro.scannedHandlers, ...nitro.options.handlers], PROXY_ROUTE_FILE, !!nitro.options.renderer)

@@ -12,3 +12,9 @@ declare module 'nitropack/runtime/internal' {
   /** Runs the app's scheduled Nitro tasks (Nitro's own node-server entry starts it the same way). */
   export function startScheduleRunner(): void
 }
+
+declare module '#svc-gateway/route-headers' {
+  /** The app's route rules that set headers (pattern, headers), read at build time. */
+  const rules: Array<{ route: string, headers: Record<string, string> }>
+  export default rules
+}

@@ -4,12 +4,14 @@ import { Agent, type Dispatcher } from 'undici'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { backendRequestHeaders, browserResponseHeaders, forwardContext, type ClientInfo } from '../core/forwarding'
+import { routerPath } from '../core/route-match'
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
 import { statusClass, useMetrics } from './metrics'
 import { runProxyRequestHooks } from './proxy-hooks'
 import type { Exchange } from './request-observer'
+import { proxiedRuleHeaders } from './route-decider'
 import { throttledWarning } from './throttled-warning'
 import { openLiveSession } from './session-cookie'
 
@@ -64,6 +66,7 @@ const warnGatewayCookies = throttledWarning()
 export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope): void {
   const { id, client, exchange } = scope
   const { config } = useGatewayConfig()
+  const ruleHeaders = proxiedRuleHeaders?.(routerPath(req.url ?? '/'))
   if (!config.apiProxyTarget) return answerError(res, id, new GatewayError(500, MESSAGES.proxyTargetMissing))
   const { origin, basePath, host } = backendTarget(config.apiProxyTarget)
   const path = backendPath(req.url ?? '', basePath)
@@ -106,6 +109,8 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
       answered = true
       metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
       const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
+      // The app's route rules `headers` for this path, as Nitro sets them before a handler: the backend's own win.
+      if (ruleHeaders) for (const name in ruleHeaders) out[name] ??= ruleHeaders[name]!
       if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
       try {
         res.writeHead(statusCode, statusMessage || undefined, out)

@@ -2,7 +2,9 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference
 /// <reference path="../gateway-routes.d.ts" />
 // Generated at build time (see nuxt.config.ts): every route of Nitro's router, the gateway's /api/** catch-all marked.
+import ruleHeaders from '#svc-gateway/route-headers'
 import routes from '#svc-gateway/routes'
+import { ruleHeadersOf } from '../core/route-headers'
 import { createRouteDecider, rememberedApiDecisions, type ApiDecision, type RouteDecider } from '../core/route-match'
 
 let decider: RouteDecider | undefined
@@ -19,3 +21,9 @@ export function useApiDecider(): (path: string, method: string) => ApiDecision {
   apiDecider ??= rememberedApiDecisions(useRouteDecider())
   return apiDecider
 }
+
+/**
+ * The app's route rules `headers` for a router path (undefined for none), as Nitro would set them; read at build
+ * time. Undefined itself when the app has no such rule: the proxy then does nothing for them.
+ */
+export const proxiedRuleHeaders = ruleHeaders.length ? ruleHeadersOf(ruleHeaders) : undefined
