@@ -26,9 +26,8 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { Redis } from 'ioredis'
 import { startDevIam } from '../dev/iam.mjs'
-import { pin, stop, streamMemory, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
+import { pin, startRevocationRedis, stop, streamMemory, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const RUNS = Number(process.env.RUNS ?? 2)
 const ROUNDS = Number(process.env.ROUNDS ?? 8)
@@ -147,20 +146,7 @@ try {
   await waitForTcp(PORTS.backend)
   iam = await startDevIam({ port: 0 })
   // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as run.mjs loads them).
-  for (const which of ['old', 'new']) {
-    const port = PORTS[`${which}Redis`]
-    const [rbin, rargv] = pin(1, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
-    children.push(spawn(rbin, rargv, { stdio: 'ignore' }))
-    await waitForTcp(port)
-    const client = new Redis(`redis://127.0.0.1:${port}`)
-    const batch = client.pipeline()
-    for (let i = 0; i < 10_000; i++) {
-      const sid = randomBytes(12).toString('base64url')
-      batch.set(`svc:rev:s:${sid}`, JSON.stringify({ kind: 'session', sid, userId: `u-bench-${i}`, iat: Date.now() }), 'PX', 8 * 3_600_000)
-    }
-    await batch.exec()
-    client.disconnect()
-  }
+  for (const which of ['old', 'new']) await startRevocationRedis(PORTS[`${which}Redis`], children)
   log('backend, dev IAM, 2 redis-servers (10,000 revocations each) up')
 
   for (let run = 1; run <= RUNS; run++) {

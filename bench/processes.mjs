@@ -3,8 +3,8 @@
  * What the bench scripts share: pinning a process to a CPU, waiting for a port, stopping a process, wrk's figures,
  * streaming pattern bytes through a proxy to bench/backend.mjs and a process's memory figures.
  */
-import { spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { spawn, spawnSync } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
@@ -159,4 +159,24 @@ export async function streamMemory(proxy, port, cookie, streams = 100) {
   const peak = memoryMiB(proxy.pid)
   const broken = [...ups, ...downs].filter(result => result.bytes !== size || result.sha256 !== expected).length
   return { growth: peak - before, before, peak, intact: broken === 0, broken }
+}
+
+/**
+ * A redis-server on CPU 1 (no persistence), loopback only, holding `revocations` live session revocations as the
+ * gateway writes them (loaded by a shipped gateway at start: its checks then run against a full set). The process is
+ * pushed onto `children` for the caller to stop.
+ */
+export async function startRevocationRedis(port, children, revocations = 10_000) {
+  const [bin, argv] = pin(1, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  children.push(spawn(bin, argv, { stdio: 'ignore' }))
+  await waitForTcp(port)
+  const { Redis } = await import('ioredis')
+  const client = new Redis(`redis://127.0.0.1:${port}`)
+  const batch = client.pipeline()
+  for (let i = 0; i < revocations; i++) {
+    const sid = randomBytes(12).toString('base64url')
+    batch.set(`svc:rev:s:${sid}`, JSON.stringify({ kind: 'session', sid, userId: `u-bench-${i}`, iat: Date.now() }), 'PX', 8 * 3_600_000)
+  }
+  await batch.exec()
+  client.disconnect()
 }

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
 import { startDevIam } from '../dev/iam.mjs'
 import { patternSha256 } from '../dev/pattern.mjs'
-import { download, has, memoryMiB, pin, stop, streamMemory, upload, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
+import { download, has, memoryMiB, pin, startRevocationRedis, stop, streamMemory, upload, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tmp = fileURLToPath(new URL('./.tmp/', import.meta.url))
@@ -247,19 +247,8 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     await waitForTcp(ports.tiny)
   }
   if (hasRedis) {
-    const [rbin, rargv] = pin(1, 'redis-server', ['--port', String(ports.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
-    children.push(spawn(rbin, rargv, { stdio: 'ignore' }))
-    await waitForTcp(ports.redis)
     // 10,000 live revocations, loaded by the shipped gateway at start: the check runs against a full set.
-    const { Redis } = await import('ioredis')
-    const client = new Redis(`redis://127.0.0.1:${ports.redis}`)
-    const batch = client.pipeline()
-    for (let i = 0; i < 10_000; i++) {
-      const sid = randomBytes(12).toString('base64url')
-      batch.set(`svc:rev:s:${sid}`, JSON.stringify({ kind: 'session', sid, userId: `u-bench-${i}`, iat: Date.now() }), 'PX', 8 * 3_600_000)
-    }
-    await batch.exec()
-    client.disconnect()
+    await startRevocationRedis(ports.redis, children)
   }
   else failed.set(SHIPPED, 'redis-server is not installed')
 

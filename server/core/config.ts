@@ -176,7 +176,6 @@ export function toList(value: unknown): string[] {
   return items.map(item => item.trim()).filter(Boolean)
 }
 
-/** An http(s) base address without a trailing '/', or '' when empty. */
 /**
  * A Redis address for ioredis (redis:// or rediss://, credentials percent-encoded), or '' for none. The message never
  * repeats the value: it may hold a password.
@@ -198,6 +197,7 @@ export function toRedisUrl(value: unknown, variable: string): string {
   return text
 }
 
+/** An http(s) base address without a trailing '/', or '' when empty. */
 export function toBaseUrl(value: unknown, variable: string): string {
   const text = toText(value)
   if (!text) return ''
