@@ -6,6 +6,7 @@
  */
 
 import { GATEWAY_DEFAULTS as D } from './defaults'
+import { checkTrustList, type ProxyTrust } from './forwarding'
 
 export interface IamMapping {
   token: string
@@ -49,7 +50,7 @@ export interface GatewayConfig {
   authBodyTimeoutSeconds: number
   trustedOrigins: string[]
   /** Number of reverse proxies in front of the gateway. */
-  trustProxy: number
+  trustProxy: ProxyTrust
   rateLimit: { perUser: number, perIp: number, windowSeconds: number, maxKeys: number }
   redisUrl: string
   /** File where revocations Redis never took are kept across a restart of this instance; '' turns it off. */
@@ -160,14 +161,28 @@ export function toInt(value: unknown, fallback: number, variable: string, min = 
 /** The longest a time limit in seconds may be: past ~24.8 days Node's timers fire at once instead. */
 const MAX_LIMIT_SECONDS = 3_600
 
-/** APP_TRUST_PROXY: false/0 (default), true (= 1) or a count. */
-export function toProxyCount(value: unknown): number {
+/**
+ * APP_TRUST_PROXY: false/0 (default), true (= 1), how many reverse proxies stand in front, or the addresses and networks
+ * they connect from, comma-separated (`10.0.0.0/8, loopback`: CIDR, an address, or `loopback`, `linklocal`,
+ * `uniquelocal`). A list believes a hop only when it comes from one of them, whatever the request says.
+ */
+export function toProxyTrust(value: unknown): ProxyTrust {
   if (value === true) return 1
   if (value === false) return 0
-  const text = toText(value).toLowerCase()
-  if (text === 'true') return 1
-  if (text === 'false') return 0
-  return toInt(value, 0, 'APP_TRUST_PROXY')
+  if (!Array.isArray(value)) {
+    const text = toText(value).toLowerCase()
+    if (text === 'true') return 1
+    if (text === 'false' || text === '') return 0
+    if (typeof value === 'number' || /^\d+$/.test(text)) return toInt(value, 0, 'APP_TRUST_PROXY')
+  }
+  const list = toList(value)
+  try {
+    checkTrustList(list)
+  }
+  catch (error) {
+    throw new ConfigError(`APP_TRUST_PROXY phải là true, false, số proxy đứng trước (số nguyên >= 0) hoặc danh sách địa chỉ/mạng CIDR của chúng (vd. 10.0.0.0/8, loopback): ${(error as Error).message} (nhận được '${String(value)}').`)
+  }
+  return list
 }
 
 /** A comma-separated list; arrays are accepted as they are. */
@@ -313,7 +328,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     apiProxyTimeout: toInt(raw.apiProxyTimeout, D.apiProxyTimeout, 'APP_API_PROXY_TIMEOUT', 1),
     authBodyTimeoutSeconds: toInt(raw.authBodyTimeout, D.authBodyTimeout, 'APP_AUTH_BODY_TIMEOUT', 1, MAX_LIMIT_SECONDS),
     trustedOrigins: toList(raw.trustedOrigins).map(origin => origin.replace(/\/+$/, '').toLowerCase()),
-    trustProxy: toProxyCount(raw.trustProxy),
+    trustProxy: toProxyTrust(raw.trustProxy),
     rateLimit: {
       perUser: toInt(rateLimit.perUser, D.rateLimit.perUser, 'APP_RATE_LIMIT_PER_USER'),
       perIp: toInt(rateLimit.perIp, D.rateLimit.perIp, 'APP_RATE_LIMIT_PER_IP'),

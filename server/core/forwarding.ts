@@ -1,6 +1,8 @@
 /** Which headers cross the /api proxy, and the client's address behind reverse proxies. Pure. */
-import type { IncomingHttpHeaders } from 'node:http'
+import proxyAddr from '@fastify/proxy-addr'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and the ones the proxy replaces; never forwarded to the backend. */
 const REQUEST_DROPPED = new Set([
@@ -117,26 +119,65 @@ export interface ClientInfo {
   host: string
 }
 
-/** An IP address without a dual-stack '::ffff:' prefix for IPv4 clients. */
-function plainIp(address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
+/**
+ * Which reverse proxies are believed (APP_TRUST_PROXY): how many stand in front (0: none), or the addresses and
+ * networks they connect from (CIDR, or proxy-addr's names `loopback`, `linklocal`, `uniquelocal`).
+ */
+export type ProxyTrust = number | readonly string[]
+
+type TrustTest = (address: string, hop: number) => boolean
+
+const trustTests = new WeakMap<readonly string[], TrustTest>()
+
+/** proxy-addr's test of one hop (hop 0 is the socket), made once per list; undefined when nothing is believed. */
+function trustTestOf(trust: ProxyTrust): TrustTest | undefined {
+  if (typeof trust === 'number') return trust > 0 ? (_address, hop) => hop < trust : undefined
+  if (!trust.length) return undefined
+  let test = trustTests.get(trust)
+  if (!test) trustTests.set(trust, test = proxyAddr.compile([...trust]))
+  return test
+}
+
+const TRUST_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * Checks an APP_TRUST_PROXY list as proxy-addr reads it, each address in node:net's strict spelling (proxy-addr
+ * would take `1.5` as 1.0.0.5); throws a TypeError naming the bad entry.
+ */
+export function checkTrustList(list: readonly string[]): void {
+  for (const entry of list) {
+    if (!TRUST_NAMES.has(entry) && !isIP(entry.split('/')[0]!)) throw new TypeError(`invalid IP address: ${entry}`)
+  }
+  proxyAddr.compile([...list])
 }
 
 /**
- * The client as seen through `trustProxy` reverse proxies: the Nth address from the right of X-Forwarded-For
- * (the leftmost when there are fewer), and X-Forwarded-Host/-Proto believed. Without trust: the socket.
- * A believed address that is not an IP address is not believed: the socket's address is the client's.
+ * An address in one spelling: IPv4-mapped IPv6 (`::ffff:192.0.2.1`) as IPv4, IPv6 as ipaddr.js writes it. Only what
+ * node:net reads as an IP address counts (ipaddr.js alone also takes `2130706433` or `127.1`); else undefined.
  */
-export function clientInfo(headers: IncomingHttpHeaders, socketAddress: string, encrypted: boolean, trustProxy: number): ClientInfo {
-  const socketIp = plainIp(socketAddress)
+export function canonicalIp(address: string): string | undefined {
+  return isIP(address) ? ipaddr.process(address).toString() : undefined
+}
+
+/**
+ * The client as seen through the believed reverse proxies (proxy-addr: from the socket leftwards through
+ * X-Forwarded-For, as long as each hop is trusted), and X-Forwarded-Host/-Proto believed when the socket's peer is a
+ * trusted proxy. A believed address that is not an IP address is not believed: the socket's address is the client's.
+ */
+export function clientInfo(headers: IncomingHttpHeaders, socketAddress: string, encrypted: boolean, trustProxy: ProxyTrust): ClientInfo {
+  const socketIp = canonicalIp(socketAddress) ?? socketAddress
   const direct = { ip: socketIp, forwardedFor: socketIp, proto: encrypted ? 'https' : 'http', host: headers.host ?? '' }
-  if (trustProxy <= 0) return direct
-  const chain = String(headers['x-forwarded-for'] ?? '').split(',').map(part => part.trim()).filter(Boolean)
+  const trust = trustTestOf(trustProxy)
+  if (!trust || !trust(socketAddress, 0)) return direct
+  // proxy-addr reads only these two fields of a request.
+  const request = { headers, socket: { remoteAddress: socketAddress } } as IncomingMessage
+  const believed = proxyAddr(request, trust)
+  // Every hop, the socket first: sent on as the client's chain followed by the socket's address.
+  const chain = proxyAddr.all(request).slice(1).reverse()
   const first = (value: string | string[] | undefined) => String(value ?? '').split(',')[0]!.trim()
-  const believed = chain.length ? plainIp(chain[Math.max(0, chain.length - trustProxy)]!) : socketIp
   return {
-    ip: isIP(believed) ? believed : socketIp,
-    forwardedFor: chain.length ? `${chain.join(', ')}, ${socketIp}` : socketIp,
+    ip: canonicalIp(believed) ?? socketIp,
+    forwardedFor: [...chain, socketIp].join(', '),
     proto: first(headers['x-forwarded-proto']) || direct.proto,
     host: first(headers['x-forwarded-host']) || direct.host,
   }

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 export interface LimitEntry {
   key: string
@@ -27,22 +28,14 @@ interface Counter {
 }
 
 /**
- * The address a client is counted by: an IPv4 address as it is, an IPv6 address by its /64 (one subscriber's
- * whole network; an attacker holds billions of addresses in it).
+ * The address a client is counted by: an IPv4 address as it is (IPv4-mapped IPv6 too), an IPv6 address by its /64
+ * (one subscriber's whole network; an attacker holds billions of addresses in it). Anything else as it is.
  */
 export function rateLimitAddress(ip: string): string {
-  if (isIP(ip) !== 6) return ip
-  let text = ip.split('%')[0]!.toLowerCase()
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
-    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined]
-  const headParts = head ? head.split(':') : []
-  const tailParts = tail ? tail.split(':') : []
-  const parts = tail === undefined ? headParts : [...headParts, ...Array<string>(8 - headParts.length - tailParts.length).fill('0'), ...tailParts]
-  return `${parts.slice(0, 4).map(part => Number.parseInt(part, 16).toString(16)).join(':')}::/64`
+  if (!isIP(ip)) return ip
+  const address = ipaddr.process(ip)
+  if (address.kind() === 'ipv4') return address.toString()
+  return `${(address as ipaddr.IPv6).parts.slice(0, 4).map(part => part.toString(16)).join(':')}::/64`
 }
 
 /** A key of fixed size for any text, so the stores are bounded in bytes whatever a client sends. */

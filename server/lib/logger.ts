@@ -45,13 +45,24 @@ export function createLogger(settings: LoggingConfig, destination?: LineDestinat
   return logger
 }
 
+type PrettyModule = { default: (options: Record<string, unknown>) => NodeJS.WritableStream }
+
 /**
  * pino-pretty's stream, loaded only when pretty lines are asked for (APP_LOG_FORMAT=pretty, `nuxt dev`): a JSON
- * logger never loads it. Lines logged before it has loaded (a few ms) wait in the pass-through.
+ * logger never loads it. Lines logged before it has loaded (a few ms) wait in the pass-through. pino-pretty is an
+ * optional dependency (an image built with `--omit=optional` has none): without it the lines go out as JSON, after
+ * one line saying so.
  */
-function prettyStream(): NodeJS.WritableStream {
+export function prettyStream(load: () => Promise<PrettyModule> = () => import('pino-pretty') as Promise<PrettyModule>, out?: NodeJS.WritableStream): NodeJS.WritableStream {
   const lines = new PassThrough()
-  void import('pino-pretty').then(({ default: pretty }) => lines.pipe(pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l' })))
+  load().then(
+    ({ default: pretty }) => lines.pipe(pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ...(out && { destination: out }) })),
+    () => {
+      out ??= process.stdout
+      out.write(`${JSON.stringify({ level: 'warn', time: Date.now(), msg: 'APP_LOG_FORMAT=pretty: chưa cài pino-pretty (npm install pino-pretty), log ghi dạng JSON.' })}\n`)
+      lines.pipe(out)
+    },
+  )
   return lines
 }
 

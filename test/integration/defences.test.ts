@@ -135,6 +135,16 @@ describe('behind a reverse proxy (APP_TRUST_PROXY)', () => {
     expect(post.status).toBe(200)
   })
 
+  it('believes X-Forwarded-* only from a peer in the APP_TRUST_PROXY list', async () => {
+    const headers = { 'x-forwarded-for': '6.6.6.6, 203.0.113.7', 'x-forwarded-host': 'app.example', 'x-forwarded-proto': 'https' }
+    const [untrusted, trusted] = await Promise.all([stack.gatewayWith({ APP_TRUST_PROXY: '10.0.0.0/8, 192.168.0.0/16' }), stack.gatewayWith({ APP_TRUST_PROXY: 'loopback' })])
+    const seenBy = async (gateway: typeof trusted) => JSON.parse((await rawRequest(`${gateway.url}/api/who`, { headers })).body).headers
+    // The tests' socket is 127.0.0.1: not in the first list, so nothing it says is believed.
+    expect(await seenBy(untrusted)).toMatchObject({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': `127.0.0.1:${untrusted.port}`, 'x-forwarded-proto': 'http', 'x-real-ip': '127.0.0.1' })
+    // Loopback is trusted in the second, and 203.0.113.7 is not: it is the client.
+    expect(await seenBy(trusted)).toMatchObject({ 'x-forwarded-for': '6.6.6.6, 203.0.113.7, 127.0.0.1', 'x-forwarded-host': 'app.example', 'x-forwarded-proto': 'https', 'x-real-ip': '203.0.113.7' })
+  })
+
   it('ignores X-Forwarded-* without APP_TRUST_PROXY', async () => {
     const gateway = await stack.gatewayWith()
     const answer = await rawRequest(`${gateway.url}/api/who`, { headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-host': 'evil.example' } })

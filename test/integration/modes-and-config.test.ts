@@ -150,7 +150,7 @@ describe('configuration read at start', () => {
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_WINDOW: '0' }, /APP_RATE_LIMIT_WINDOW phải là số nguyên >= 1/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_MAX_KEYS: '10' }, /APP_RATE_LIMIT_MAX_KEYS phải là số nguyên >= 100/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_API_PROXY_TIMEOUT: '1.5' }, /APP_API_PROXY_TIMEOUT phải là số nguyên >= 1/],
-    [{ APP_SESSION_SECRET: TEST_SECRET, APP_TRUST_PROXY: 'yes please' }, /APP_TRUST_PROXY phải là số nguyên >= 0/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_TRUST_PROXY: 'yes please' }, /APP_TRUST_PROXY phải là true, false, số proxy đứng trước \(số nguyên >= 0\) hoặc danh sách địa chỉ\/mạng CIDR của chúng \(vd\. 10\.0\.0\.0\/8, loopback\): invalid IP address: yes please \(nhận được 'yes please'\)/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_CLIENTS_CACHE_SECONDS: 'a minute' }, /APP_AUTH_CLIENTS_CACHE_SECONDS/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_TIMEOUT: '0' }, /APP_AUTH_TIMEOUT phải là số nguyên >= 1/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_BODY_TIMEOUT: 'ten' }, /APP_AUTH_BODY_TIMEOUT phải là số nguyên >= 1/],

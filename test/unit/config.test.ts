@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
-import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyCount, type RawGatewayConfig } from '../../server/core/config'
+import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyTrust, type RawGatewayConfig } from '../../server/core/config'
 import { GATEWAY_DEFAULTS } from '../../server/core/defaults'
 import { iamTimeoutMessage } from '../../server/lib/gateway-error'
 
@@ -33,13 +33,20 @@ describe('numbers, lists and proxy counts', () => {
     expect(toList('')).toEqual([])
     expect(toList(['x', 'y'])).toEqual(['x', 'y'])
   })
-  it('reads APP_TRUST_PROXY', () => {
-    expect(toProxyCount(false)).toBe(0)
-    expect(toProxyCount(true)).toBe(1)
-    expect(toProxyCount('true')).toBe(1)
-    expect(toProxyCount(2)).toBe(2)
-    expect(toProxyCount('')).toBe(0)
-    expect(() => toProxyCount('many')).toThrow(/APP_TRUST_PROXY/)
+  it('reads APP_TRUST_PROXY as a count or a list of proxy addresses and networks', () => {
+    expect(toProxyTrust(false)).toBe(0)
+    expect(toProxyTrust(true)).toBe(1)
+    expect(toProxyTrust('true')).toBe(1)
+    expect(toProxyTrust('FALSE')).toBe(0)
+    expect(toProxyTrust(2)).toBe(2)
+    expect(toProxyTrust('2')).toBe(2)
+    expect(toProxyTrust('')).toBe(0)
+    expect(toProxyTrust('10.0.0.0/8, loopback,2001:db8::/32 ,192.0.2.7')).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::/32', '192.0.2.7'])
+    expect(toProxyTrust(['uniquelocal'])).toEqual(['uniquelocal'])
+    expect(() => toProxyTrust('many')).toThrow(/^APP_TRUST_PROXY .*invalid IP address: many.*'many'/)
+    expect(() => toProxyTrust('-1')).toThrow(/APP_TRUST_PROXY/)
+    expect(() => toProxyTrust('10.0.0.0/33')).toThrow(/APP_TRUST_PROXY .*invalid range on address: 10.0.0.0\/33/)
+    expect(() => toProxyTrust('1.5')).toThrow(/APP_TRUST_PROXY/)
   })
 })
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { AccessLine } from '../../server/core/access-line'
-import { accessLineWriter, createLogger, flushLogs, setLogger } from '../../server/lib/logger'
+import { PassThrough } from 'node:stream'
+import { accessLineWriter, createLogger, flushLogs, prettyStream, setLogger } from '../../server/lib/logger'
 
 /** A JSON logger writing into an array of lines (a write may hold several), with its access-line writer. */
 function recordingLogger(level: 'info' | 'debug' = 'info') {
@@ -66,5 +67,35 @@ describe('access lines of a JSON logger', () => {
     expect(hostile).toMatchObject({ path: '/api/"quoted"\n\u001B[31m', msg: 'GET /api/"quoted"\n\u001B[31m 200' })
     expect(lines[1]!.endsWith('}\n')).toBe(true)
     expect(lines).toHaveLength(3)
+  })
+})
+
+describe('pretty lines (APP_LOG_FORMAT=pretty)', () => {
+  /** Everything a stream has received so far, read whenever asked. */
+  function recorded(sink: PassThrough): () => string {
+    let text = ''
+    sink.on('data', chunk => text += String(chunk))
+    return () => text
+  }
+
+  it('go through pino-pretty, lines logged before it loaded included', async () => {
+    const sink = new PassThrough()
+    const stream = prettyStream(undefined, sink)
+    const text = recorded(sink)
+    stream.write(`${JSON.stringify({ level: 30, time: 0, msg: 'before the load' })}\n`)
+    await expect.poll(text, { timeout: 5_000 }).toMatch(/INFO.*before the load\n$/)
+    expect(text()).not.toContain('{')
+  })
+
+  it('go out as JSON, after one warning line, when pino-pretty is not installed (--omit=optional)', async () => {
+    const sink = new PassThrough()
+    const stream = prettyStream(() => Promise.reject(new Error('Cannot find package \'pino-pretty\'')), sink)
+    const entry = JSON.stringify({ level: 30, time: 0, msg: 'kept' })
+    const text = recorded(sink)
+    stream.write(`${entry}\n`)
+    await expect.poll(() => text().split('\n').length, { timeout: 5_000 }).toBe(3)
+    const lines = text().trimEnd().split('\n')
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', msg: 'APP_LOG_FORMAT=pretty: chưa cài pino-pretty (npm install pino-pretty), log ghi dạng JSON.' })
+    expect(lines[1]).toBe(entry)
   })
 })

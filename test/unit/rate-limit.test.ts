@@ -109,8 +109,13 @@ describe('rateLimitAddress', () => {
     ['2001:DB8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
     ['::1', '0:0:0:0::/64'],
     ['fe80::1%eth0', 'fe80:0:0:0::/64'],
-    ['::ffff:192.0.2.1', '0:0:0:0::/64'],
+    // IPv4-mapped IPv6 is the IPv4 client it names, not one key shared by every such spelling.
+    ['::ffff:192.0.2.1', '192.0.2.1'],
+    ['::FFFF:c000:0201', '192.0.2.1'],
+    ['0:0:0:0:0:ffff:192.0.2.1', '192.0.2.1'],
     ['2001:db8::', '2001:db8:0:0::/64'],
+    ['2130706433', '2130706433'],
+    ['not-an-ip', 'not-an-ip'],
   ])('%s is counted as %s', (ip, expected) => {
     expect(rateLimitAddress(ip)).toBe(expected)
   })
