@@ -64,6 +64,8 @@ export interface GatewayConfig {
   webSocketLimits: { perSession: number, perClient: number }
   /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; lib/tick-shape.ts). */
   keepTickShape: boolean
+  /** GET /auth/verify passes the IAM token on (APP_VERIFY_PASS_TOKEN). */
+  verifyPassToken: boolean
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -103,6 +105,7 @@ export interface RawGatewayConfig {
   wsMaxPerSession?: unknown
   wsMaxPerClient?: unknown
   keepTickShape?: unknown
+  verifyPassToken?: unknown
 }
 
 /** The APP_* variable of a key path under runtimeConfig.svcGateway: ['auth', 'baseURL'] is APP_AUTH_BASE_URL. */
@@ -345,5 +348,6 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       perClient: toInt(raw.wsMaxPerClient, D.wsMaxPerClient, 'APP_WS_MAX_PER_CLIENT'),
     },
     keepTickShape: raw.keepTickShape === undefined || raw.keepTickShape === '' ? D.keepTickShape : toBool(raw.keepTickShape, 'APP_KEEP_TICK_SHAPE'),
+    verifyPassToken: raw.verifyPassToken === undefined || raw.verifyPassToken === '' ? D.verifyPassToken : toBool(raw.verifyPassToken, 'APP_VERIFY_PASS_TOKEN'),
   }
 }

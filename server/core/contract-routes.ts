@@ -3,7 +3,7 @@
 export interface ContractRoute {
   /** Methods it answers; GET /auth/login (and HEAD) is the login page. HEAD is served as GET. */
   methods: readonly string[]
-  group: 'login' | 'session' | 'clients' | 'otp' | 'logout'
+  group: 'login' | 'session' | 'clients' | 'otp' | 'logout' | 'verify'
 }
 
 const CONTRACT_ROUTES: Record<string, ContractRoute> = {
@@ -12,6 +12,8 @@ const CONTRACT_ROUTES: Record<string, ContractRoute> = {
   '/auth/clients': { methods: ['GET', 'HEAD'], group: 'clients' },
   '/auth/otp/send': { methods: ['POST'], group: 'otp' },
   '/auth/logout': { methods: ['GET', 'HEAD'], group: 'logout' },
+  // The forward-auth check (lib/forward-auth.ts), answered at the gate.
+  '/auth/verify': { methods: ['GET', 'HEAD'], group: 'verify' },
 }
 
 /** The contract route of a router path (the router ignores one trailing '/'), else undefined. */

@@ -68,8 +68,10 @@ export const GATEWAY_DEFAULTS = {
   authBodyTimeout: 10,
   /** Comma-separated origins allowed to send unsafe cross-origin requests. @default '' */
   trustedOrigins: '',
-  /** Number of reverse proxies in front (true = 1). @default false */
+  /** Reverse proxies believed: how many stand in front (true = 1), or their comma-separated addresses/CIDR networks. @default false */
   trustProxy: false,
+  /** GET /auth/verify also sends `Authorization: Bearer <token>` to the protected service. @default false */
+  verifyPassToken: false,
   rateLimit: {
     /** Failures per (IP, username) in the window; 0 turns it off. @default 5 */
     perUser: 5,

@@ -117,6 +117,8 @@ export interface ClientInfo {
   forwardedFor: string
   proto: string
   host: string
+  /** Whether the peer is a trusted proxy (APP_TRUST_PROXY), so that its X-Forwarded-* headers were believed. */
+  viaTrustedProxy: boolean
 }
 
 /**
@@ -166,7 +168,7 @@ export function canonicalIp(address: string): string | undefined {
  */
 export function clientInfo(headers: IncomingHttpHeaders, socketAddress: string, encrypted: boolean, trustProxy: ProxyTrust): ClientInfo {
   const socketIp = canonicalIp(socketAddress) ?? socketAddress
-  const direct = { ip: socketIp, forwardedFor: socketIp, proto: encrypted ? 'https' : 'http', host: headers.host ?? '' }
+  const direct = { ip: socketIp, forwardedFor: socketIp, proto: encrypted ? 'https' : 'http', host: headers.host ?? '', viaTrustedProxy: false }
   const trust = trustTestOf(trustProxy)
   if (!trust || !trust(socketAddress, 0)) return direct
   // proxy-addr reads only these two fields of a request.
@@ -180,6 +182,7 @@ export function clientInfo(headers: IncomingHttpHeaders, socketAddress: string, 
     forwardedFor: [...chain, socketIp].join(', '),
     proto: first(headers['x-forwarded-proto']) || direct.proto,
     host: first(headers['x-forwarded-host']) || direct.host,
+    viaTrustedProxy: true,
   }
 }
 

@@ -37,6 +37,9 @@ export const MESSAGES = {
   tooManyTunnels: 'Quá nhiều kết nối WebSocket đang mở.',
   upgradeUnsupported: 'Chỉ hỗ trợ nâng cấp kết nối lên WebSocket (GET).',
   shuttingDown: 'Máy chủ đang dừng.',
+  verifyQueryInvalid: 'Tham số kiểm tra quyền không hợp lệ (chỉ nhận permission và any).',
+  verifyNoSession: 'Chưa đăng nhập hoặc phiên đăng nhập đã hết hạn.',
+  verifyForbidden: 'Bạn không có quyền truy cập.',
 } as const
 
 /** 504 of an IAM call that took longer than APP_AUTH_TIMEOUT: 'IAM không phản hồi sau 10 giây.' with the default. */

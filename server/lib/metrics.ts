@@ -2,12 +2,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { useGatewayConfig } from './gateway-config'
 
 /** Route groups of the request metrics: the contract's routes, the proxy, the probes, everything else ('page'). */
-export type RouteGroup = 'login' | 'session' | 'clients' | 'otp' | 'logout' | 'api' | 'probe' | 'page'
+export type RouteGroup = 'login' | 'session' | 'clients' | 'otp' | 'logout' | 'verify' | 'api' | 'probe' | 'page'
 /** success; refused by the IAM; limited (429); invalid input (4xx of ours); error (IAM failure, 5xx). */
 export type AttemptOutcome = 'success' | 'refused' | 'limited' | 'invalid' | 'error'
 export type IamEndpoint = 'login' | 'userInfo' | 'clients' | 'otpSend' | 'logout'
 
-const GROUPS: readonly RouteGroup[] = ['login', 'session', 'clients', 'otp', 'logout', 'api', 'probe', 'page']
+const GROUPS: readonly RouteGroup[] = ['login', 'session', 'clients', 'otp', 'logout', 'verify', 'api', 'probe', 'page']
 const METHOD_LABELS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'OTHER'] as const
 const STATUS_CLASSES = ['none', '1xx', '2xx', '3xx', '4xx', '5xx'] as const
 const GROUP_INDEX = new Map(GROUPS.map((group, index) => [group, index]))

@@ -9,6 +9,7 @@ import { isApiPath, routerPath } from '../core/route-match'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
 import type { RouteGroup } from './metrics'
+import { answerVerify } from './forward-auth'
 import { answerProbe } from './probes'
 import { observeRequest, type Exchange } from './request-observer'
 import { useApiDecider } from './route-decider'
@@ -83,7 +84,8 @@ function methodRefusal(contract: ContractRoute | undefined, method: string): Gat
  * 1. the cross-origin rule for every unsafe request, whatever its path and spelling;
  * 2. 405 for a contract route called with a method it does not have (HEAD is served as GET);
  * 3. /api/**: the streaming proxy, unless Nitro's router would give the path to a route of the app (that route wins);
- *    another spelling of an app route's path (`/api//health`, `/api/health;x`) is refused, never proxied.
+ *    another spelling of an app route's path (`/api//health`, `/api/health;x`) is refused, never proxied;
+ * 4. GET /auth/verify, the forward-auth check (lib/forward-auth.ts), answered here: no Nitro work on its path.
  * Every decision is taken on the path Nitro's router sees (core/route-match.ts), with Nitro's route table read at
  * build time (lib/route-decider.ts). The caller serves what the scope's `route` says: 'proxy' with
  * proxyApiRequest, 'nitro' with Nitro's listener.
@@ -103,7 +105,8 @@ export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestS
     : probe ? undefined : crossOriginRefusal(req, method, client) ?? methodRefusal(contract, method)
   const decision = api && !refusal ? useApiDecider()(path, method.toLowerCase()) : undefined
   const answer = refusal ?? (decision === 'refuse' ? new GatewayError(400, MESSAGES.apiPathInvalid) : undefined)
-  const route = answer || probe ? 'answered' : decision === 'proxy' ? 'proxy' : 'nitro'
+  const verify = !answer && contract?.group === 'verify'
+  const route = answer || probe || verify ? 'answered' : decision === 'proxy' ? 'proxy' : 'nitro'
   const group: RouteGroup = contract?.group ?? (api ? 'api' : probe ? 'probe' : 'page')
   const id = requestIdOf(req)
   const scope: RequestScope = { id, client, route, group, exchange: observeRequest(req, res, id, client.ip, group) }
@@ -115,6 +118,7 @@ export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestS
 
   if (answer) sendGatewayError(res, answer)
   else if (probe) void answerProbe(probe, req, res)
+  else if (verify) answerVerify(req, res, client)
   // h3's router has no HEAD fallback (HEAD /auth/session would reach the page renderer); Node sends no body.
   else if (contract && method === 'HEAD' && !contract.methods.includes('POST')) req.method = 'GET'
   return scope

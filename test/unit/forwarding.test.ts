@@ -97,10 +97,10 @@ describe('acceptedRequestId', () => {
 describe('clientInfo', () => {
   const headers = { 'host': 'gw.internal:3000', 'x-forwarded-for': '1.1.1.1, 2.2.2.2, 3.3.3.3', 'x-forwarded-host': 'gw.example', 'x-forwarded-proto': 'https' }
   it('believes nothing without trusted proxies', () => {
-    expect(clientInfo(headers, '9.9.9.9', false, 0)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'http', host: 'gw.internal:3000' })
+    expect(clientInfo(headers, '9.9.9.9', false, 0)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'http', host: 'gw.internal:3000', viaTrustedProxy: false })
   })
   it('takes the Nth address from the right with N proxies', () => {
-    expect(clientInfo(headers, '9.9.9.9', false, 1)).toEqual({ ip: '3.3.3.3', forwardedFor: '1.1.1.1, 2.2.2.2, 3.3.3.3, 9.9.9.9', proto: 'https', host: 'gw.example' })
+    expect(clientInfo(headers, '9.9.9.9', false, 1)).toEqual({ ip: '3.3.3.3', forwardedFor: '1.1.1.1, 2.2.2.2, 3.3.3.3, 9.9.9.9', proto: 'https', host: 'gw.example', viaTrustedProxy: true })
     expect(clientInfo(headers, '9.9.9.9', false, 2).ip).toBe('2.2.2.2')
     expect(clientInfo(headers, '9.9.9.9', false, 5).ip).toBe('1.1.1.1')
   })
@@ -113,7 +113,7 @@ describe('clientInfo', () => {
     expect(spoofed('::ffff:5.5.5.5')).toBe('5.5.5.5')
   })
   it('falls back to the socket when no X-Forwarded-For came', () => {
-    expect(clientInfo({ host: 'h' }, '9.9.9.9', true, 1)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'https', host: 'h' })
+    expect(clientInfo({ host: 'h' }, '9.9.9.9', true, 1)).toEqual({ ip: '9.9.9.9', forwardedFor: '9.9.9.9', proto: 'https', host: 'h', viaTrustedProxy: true })
   })
   it('takes only IP addresses in node:net\'s spelling, IPv4-mapped ones as IPv4', () => {
     const spoofed = (value: string) => clientInfo({ 'x-forwarded-for': value }, '9.9.9.9', false, 1).ip
@@ -128,11 +128,11 @@ describe('clientInfo with a list of trusted proxy addresses (APP_TRUST_PROXY=10.
   const trusted = ['10.0.0.0/8', 'loopback'] as const
   const headers = { 'host': 'gw.internal:3000', 'x-forwarded-for': '6.6.6.6, 203.0.113.7, 10.1.1.1', 'x-forwarded-host': 'gw.example', 'x-forwarded-proto': 'https' }
   it('walks back through the trusted hops to the first address that is not one of them', () => {
-    expect(clientInfo(headers, '127.0.0.1', false, trusted)).toEqual({ ip: '203.0.113.7', forwardedFor: '6.6.6.6, 203.0.113.7, 10.1.1.1, 127.0.0.1', proto: 'https', host: 'gw.example' })
+    expect(clientInfo(headers, '127.0.0.1', false, trusted)).toEqual({ ip: '203.0.113.7', forwardedFor: '6.6.6.6, 203.0.113.7, 10.1.1.1, 127.0.0.1', proto: 'https', host: 'gw.example', viaTrustedProxy: true })
     expect(clientInfo(headers, '::ffff:10.9.9.9', false, trusted).ip).toBe('203.0.113.7')
   })
   it('believes nothing, X-Forwarded-Host and -Proto included, from a peer that is not a trusted proxy', () => {
-    expect(clientInfo(headers, '198.51.100.4', false, trusted)).toEqual({ ip: '198.51.100.4', forwardedFor: '198.51.100.4', proto: 'http', host: 'gw.internal:3000' })
+    expect(clientInfo(headers, '198.51.100.4', false, trusted)).toEqual({ ip: '198.51.100.4', forwardedFor: '198.51.100.4', proto: 'http', host: 'gw.internal:3000', viaTrustedProxy: false })
   })
   it('takes the leftmost address when every hop is trusted, and the socket when that one is not an IP address', () => {
     expect(clientInfo({ 'x-forwarded-for': '10.2.2.2, 10.1.1.1' }, '127.0.0.1', false, trusted).ip).toBe('10.2.2.2')

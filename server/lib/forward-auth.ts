@@ -1,0 +1,49 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
+import { authRequestHeaders, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest } from '../core/forward-auth'
+import type { ClientInfo } from '../core/forwarding'
+import { liveToken } from '../core/seal'
+import { useGatewayConfig } from './gateway-config'
+import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
+import { openLiveSession } from './session-cookie'
+
+/** A header's one value (a repeated one is not believed). */
+function single(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}
+
+/** What the proxy in front says of the request it checks: only from a trusted proxy (APP_TRUST_PROXY). */
+function forwardedRequest(req: IncomingMessage, client: ClientInfo): ForwardedRequest | undefined {
+  if (!client.viaTrustedProxy) return undefined
+  return { proto: client.proto, host: client.host, uri: single(req.headers['x-forwarded-uri']), method: single(req.headers['x-forwarded-method']) }
+}
+
+/**
+ * GET /auth/verify, answered at the gate (no IAM call, no Redis call: the session read the proxy uses, revocations
+ * included). 200 with no body and the X-Auth-Request-* headers (and `Authorization: Bearer` with
+ * APP_VERIFY_PASS_TOKEN) when the request carries a live session holding the permissions asked for; 403 when it lacks
+ * one; 401 without a live session, or 302 to the login page for a browser navigation a proxy passed on (see
+ * core/forward-auth.ts); 400 for a query that is not `permission`/`any` values.
+ */
+export function answerVerify(req: IncomingMessage, res: ServerResponse, client: ClientInfo): void {
+  const query = parseVerifyQuery((req.url ?? '').split('?')[1] ?? '')
+  if (!query) return sendGatewayError(res, new GatewayError(400, MESSAGES.verifyQueryInvalid))
+  const { config } = useGatewayConfig()
+  const session = openLiveSession(readSingleCookie(req.headers.cookie, SESSION_COOKIE))
+  // A session whose IAM token has expired is no session here, as for the proxy (mock sessions have no token).
+  const token = liveToken(session)
+  const user = session && (token || !session.accessToken) ? session.user : null
+  if (!user) {
+    const forwarded = forwardedRequest(req, client)
+    const hints = { secFetchMode: single(req.headers['sec-fetch-mode']), accept: single(req.headers.accept) }
+    if (wantsLoginRedirect(forwarded, hints)) {
+      res.writeHead(302, { 'location': loginLocation(forwarded, config.trustedOrigins), 'cache-control': 'no-store', 'content-length': '0' }).end()
+      return
+    }
+    return sendGatewayError(res, new GatewayError(401, MESSAGES.verifyNoSession))
+  }
+  if (!isAllowed(user, query)) return sendGatewayError(res, new GatewayError(403, MESSAGES.verifyForbidden))
+  const headers: Record<string, string> = { ...authRequestHeaders(user), 'cache-control': 'no-store', 'content-length': '0' }
+  if (config.verifyPassToken && token) headers.authorization = `Bearer ${token}`
+  res.writeHead(200, headers).end()
+}
