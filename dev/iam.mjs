@@ -39,6 +39,13 @@ export const USERS = {
     roles: [{ code: 'viewer', name: 'Chỉ xem' }],
     authorization: web('/orders/search'),
   },
+  'ops': {
+    password: 'ops123',
+    fullName: 'Đỗ Vận Hành',
+    email: 'ops@example.vn',
+    roles: [{ code: 'ops', name: 'Vận hành' }, { code: 'viewer', name: 'Chỉ xem' }],
+    authorization: web('/orders/search', '/grafana/view'),
+  },
   'otp.sms': {
     password: 'otp123',
     fullName: 'Ngô Nhận Tin',

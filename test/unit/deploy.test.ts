@@ -121,3 +121,30 @@ describe('every APP_* variable the container files set', () => {
     for (const name of used) expect(readme, name).toContain(`\`${name}\``)
   })
 })
+
+describe('the forward-auth files (deploy/*-forward-auth*, run by test/e2e/forward-auth.test.ts)', () => {
+  it('are shown in the README exactly as they are: each excerpt is lines of its file', () => {
+    const blocks = [...read('README.md').matchAll(/^```\w+\n# (deploy\/\S+) \(excerpt\)\n([\s\S]*?)\n```$/gm)]
+    expect(blocks.map(block => block[1])).toEqual(['deploy/nginx-forward-auth.conf', 'deploy/Caddyfile.forward-auth', 'deploy/traefik-forward-auth.yaml'])
+    for (const [, file, excerpt] of blocks) expect(read(file!), file).toContain(`${excerpt}\n`)
+  })
+
+  it('Traefik: the check is /auth/verify and copies every X-Auth-Request-* header the gateway sends', async () => {
+    const { AUTH_REQUEST_HEADERS } = await import('../../server/core/forward-auth')
+    const traefik = parse(read('deploy/traefik-forward-auth.yaml')) as { http: { middlewares: Record<string, { forwardAuth: { address: string, authResponseHeaders: string[] } }> } }
+    const { forwardAuth } = traefik.http.middlewares['svc-verify-grafana']!
+    expect(new URL(forwardAuth.address).pathname).toBe('/auth/verify')
+    expect(forwardAuth.authResponseHeaders.map(name => name.toLowerCase())).toEqual([...AUTH_REQUEST_HEADERS])
+  })
+
+  it('nginx and Caddy set or copy every X-Auth-Request-* header the gateway sends', async () => {
+    const { AUTH_REQUEST_HEADERS } = await import('../../server/core/forward-auth')
+    const nginx = read('deploy/nginx-forward-auth.conf').toLowerCase()
+    const caddy = read('deploy/Caddyfile.forward-auth').toLowerCase()
+    for (const name of AUTH_REQUEST_HEADERS) {
+      expect(nginx).toContain(`proxy_set_header ${name} $`)
+      expect(caddy).toContain(`request_header -${name}\n`)
+      expect(caddy).toMatch(new RegExp(`copy_headers .*\\b${name}\\b`))
+    }
+  })
+})
