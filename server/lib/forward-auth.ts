@@ -26,7 +26,8 @@ function forwardedRequest(req: IncomingMessage, client: ClientInfo): ForwardedRe
  * core/forward-auth.ts); 400 for a query that is not `permission`/`any` values.
  */
 export function answerVerify(req: IncomingMessage, res: ServerResponse, client: ClientInfo): void {
-  const query = parseVerifyQuery((req.url ?? '').split('?')[1] ?? '')
+  const url = req.url ?? ''
+  const query = parseVerifyQuery(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '')
   if (!query) return sendGatewayError(res, new GatewayError(400, MESSAGES.verifyQueryInvalid))
   const { config } = useGatewayConfig()
   const session = openLiveSession(readSingleCookie(req.headers.cookie, SESSION_COOKIE))

@@ -53,6 +53,8 @@ describe('GET /auth/verify', () => {
   })
 
   it('answers 400 for a query it does not know (a typo never lets everyone in), 405 for other methods, HEAD as GET', async () => {
+    // The whole query counts, a second '?' included: /orders/search?x is no permission of hers.
+    expect((await verify(stack.gateway, '?permission=/orders/search?x', { cookie: sale })).status).toBe(403)
     const typo = await verify(stack.gateway, '?permision=/orders/delete', { cookie: sale })
     expect(typo.status).toBe(400)
     expect(JSON.parse(typo.body)).toMatchObject({ statusCode: 400, statusMessage: 'Tham số kiểm tra quyền không hợp lệ (chỉ nhận permission và any).' })
