@@ -24,13 +24,22 @@ export function setCookieLineBytes(setCookie: string): number {
   return Buffer.byteLength(`Set-Cookie: ${setCookie}`)
 }
 
+/**
+ * A cookie-pair without the white space around it: SP and HTAB alone (RFC 6265). `trim()` would also take U+00A0 and
+ * the other Unicode spaces, which the proxies in front do not take for white space: a `\xa0svc_session=` pair would be
+ * the session to the gateway and no session cookie to an nginx or Caddy rule that keeps it from a service.
+ */
+function trimPair(part: string): string {
+  return part.replace(/^[ \t]+|[ \t]+$/g, '')
+}
+
 /** Every value of one cookie in a Cookie header, in order, without decoding. */
 export function cookieValues(header: string | undefined, name: string): string[] {
   if (!header || !header.includes(name)) return []
   const prefix = `${name}=`
   const values: string[] = []
   for (const part of header.split(';')) {
-    const trimmed = part.trim()
+    const trimmed = trimPair(part)
     if (trimmed.startsWith(prefix)) values.push(trimmed.slice(prefix.length))
   }
   return values
@@ -57,8 +66,10 @@ export function readSingleCookie(header: string | undefined, name: string): stri
   const partStart = header.lastIndexOf(';', at) + 1
   const end = header.indexOf(';', at)
   // `xsvc_session=`, `a=svc_session=`: not the cookie's name, and a later part may hold it; so may any part after this one.
-  if ((partStart === at || header.slice(partStart, at).trim() === '') && (end === -1 || !header.includes(prefix, end))) {
-    return header.slice(at + prefix.length, end === -1 ? undefined : end).trimEnd()
+  if ((partStart === at || /^[ \t]*$/.test(header.slice(partStart, at))) && (end === -1 || !header.includes(prefix, end))) {
+    let stop = end === -1 ? header.length : end
+    while (stop > at + prefix.length && (header.charCodeAt(stop - 1) === 32 || header.charCodeAt(stop - 1) === 9)) stop--
+    return header.slice(at + prefix.length, stop)
   }
   const values = cookieValues(header, name)
   return values.length === 1 ? values[0] : undefined

@@ -11,6 +11,8 @@ const REQUEST_DROPPED = new Set([
   // Client-address headers a backend may believe (Spring, chi): only the gateway sets them (X-Real-IP, X-Forwarded-*).
   'forwarded', 'x-real-ip', 'true-client-ip', 'x-client-ip', 'cf-connecting-ip', 'fastly-client-ip', 'x-cluster-client-ip',
   'x-forwarded-port', 'x-forwarded-prefix', 'x-forwarded-server', 'x-original-url', 'x-rewrite-url', 'x-original-forwarded-for',
+  // What GET /auth/verify tells a service behind forward auth: a backend that trusts them never gets a client's.
+  'x-auth-request-user', 'x-auth-request-user-id', 'x-auth-request-email', 'x-auth-request-roles', 'x-forwarded-uri', 'x-forwarded-method',
 ])
 
 /** Hop-by-hop headers of the backend's answer. */

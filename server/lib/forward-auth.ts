@@ -7,15 +7,18 @@ import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
 import { openLiveSession } from './session-cookie'
 
-/** A header's one value (a repeated one is not believed). */
-function single(value: string | string[] | undefined): string | undefined {
-  return typeof value === 'string' ? value : undefined
+const VERIFY_PATH = '/auth/verify'
+
+/** A header's one value: a repeated one is not believed (Node joins repeats of unknown headers with ', '). */
+function single(req: IncomingMessage, name: string): string | undefined {
+  const values = req.headersDistinct[name]
+  return values?.length === 1 ? values[0] : undefined
 }
 
 /** What the proxy in front says of the request it checks: only from a trusted proxy (APP_TRUST_PROXY). */
 function forwardedRequest(req: IncomingMessage, client: ClientInfo): ForwardedRequest | undefined {
   if (!client.viaTrustedProxy) return undefined
-  return { proto: client.proto, host: client.host, uri: single(req.headers['x-forwarded-uri']), method: single(req.headers['x-forwarded-method']) }
+  return { proto: client.proto, host: client.host, uri: single(req, 'x-forwarded-uri'), method: single(req, 'x-forwarded-method') }
 }
 
 /**
@@ -23,11 +26,16 @@ function forwardedRequest(req: IncomingMessage, client: ClientInfo): ForwardedRe
  * included). 200 with no body and the X-Auth-Request-* headers (and `Authorization: Bearer` with
  * APP_VERIFY_PASS_TOKEN) when the request carries a live session holding the permissions asked for; 403 when it lacks
  * one; 401 without a live session, or 302 to the login page for a browser navigation a proxy passed on (see
- * core/forward-auth.ts); 400 for a query that is not `permission`/`any` values.
+ * core/forward-auth.ts); 400 for a query that is not `permission`/`any` values, or a path spelled otherwise than
+ * `/auth/verify`.
  */
 export function answerVerify(req: IncomingMessage, res: ServerResponse, client: ClientInfo): void {
   const url = req.url ?? ''
-  const query = parseVerifyQuery(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '')
+  const queryAt = url.indexOf('?')
+  // Only the path as written: another spelling the router takes for it (`/auth/verify%3Fpermission=…`) would hide
+  // the query, and ask for nothing.
+  if ((queryAt === -1 ? url : url.slice(0, queryAt)) !== VERIFY_PATH) return sendGatewayError(res, new GatewayError(400, MESSAGES.requestTargetInvalid))
+  const query = parseVerifyQuery(queryAt === -1 ? '' : url.slice(queryAt + 1))
   if (!query) return sendGatewayError(res, new GatewayError(400, MESSAGES.verifyQueryInvalid))
   const { config } = useGatewayConfig()
   const session = openLiveSession(readSingleCookie(req.headers.cookie, SESSION_COOKIE))
@@ -36,7 +44,7 @@ export function answerVerify(req: IncomingMessage, res: ServerResponse, client: 
   const user = session && (token || !session.accessToken) ? session.user : null
   if (!user) {
     const forwarded = forwardedRequest(req, client)
-    const hints = { secFetchMode: single(req.headers['sec-fetch-mode']), accept: single(req.headers.accept) }
+    const hints = { secFetchMode: single(req, 'sec-fetch-mode'), accept: single(req, 'accept') }
     if (wantsLoginRedirect(forwarded, hints)) {
       res.writeHead(302, { 'location': loginLocation(forwarded, config.trustedOrigins), 'cache-control': 'no-store', 'content-length': '0' }).end()
       return
@@ -45,6 +53,7 @@ export function answerVerify(req: IncomingMessage, res: ServerResponse, client: 
   }
   if (!isAllowed(user, query)) return sendGatewayError(res, new GatewayError(403, MESSAGES.verifyForbidden))
   const headers: Record<string, string> = { ...authRequestHeaders(user), 'cache-control': 'no-store', 'content-length': '0' }
-  if (config.verifyPassToken && token) headers.authorization = `Bearer ${token}`
+  // The token only to a trusted proxy: anyone else asking is a browser's script or a stranger (docs/forward-auth.md).
+  if (config.verifyPassToken && token && client.viaTrustedProxy) headers.authorization = `Bearer ${token}`
   res.writeHead(200, headers).end()
 }

@@ -65,6 +65,22 @@ describe.each(['nginx', 'caddy'] as const)('forward auth behind %s (deploy/ as t
     expect(seen.headers.authorization).toBeUndefined()
   })
 
+  it('keeps the check from browsers, the gateway\'s cookies from the service\'s answers, and \'_\' spellings of the user headers from the service', async () => {
+    const cookie = await loginThrough(proxy(), 'ops', 'ops123')
+    expect((await rawRequest(`${proxy().url}/auth/verify`, { headers: { cookie } })).status).toBe(404)
+    const answer = await rawRequest(`${proxy().url}/grafana/gateway-cookies`, { headers: { cookie, x_auth_request_user: 'admin@example.vn' } })
+    expect(answer.status).toBe(200)
+    expect(Object.keys(JSON.parse(answer.body).headers).filter(name => name.replaceAll('_', '-').startsWith('x-auth-request')).sort()).toEqual(['x-auth-request-email', 'x-auth-request-roles', 'x-auth-request-user', 'x-auth-request-user-id'])
+    // The service tried svc_session, svc_device and a nameless svc_session=… for Path=/: none can reach the gateway's pages.
+    const lines = answer.headers['set-cookie'] as string[]
+    expect(lines.length).toBe(4)
+    for (const line of lines) {
+      const path = /;\s*path=([^;]*)/i.exec(line)?.[1] ?? ''
+      if (/^[\s=]*(svc_session|svc_device)=/i.test(line)) expect(path, line).toMatch(/^\/grafana\//)
+    }
+    expect(lines).toContainEqual(expect.stringMatching(/^kept=1;/))
+  })
+
   it('refuses a session without the permission with 403, and a session after its logout with 401', async () => {
     const sale = await loginThrough(proxy(), 'sale', 'sale123')
     const refused = await rawRequest(`${proxy().url}/grafana/`, { headers: { cookie: sale } })

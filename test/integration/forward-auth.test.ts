@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { freePort, logEntries, type RunningGateway } from '../support/gateway'
 import { loginCookie } from '../support/login'
-import { rawRequest } from '../support/raw-http'
+import { rawConnection, rawRequest } from '../support/raw-http'
 import { useStack } from '../support/stack'
 
 // GET /auth/verify straight from the tests (the socket is 127.0.0.1, a trusted proxy with APP_TRUST_PROXY=loopback).
@@ -58,6 +58,11 @@ describe('GET /auth/verify', () => {
     const typo = await verify(stack.gateway, '?permision=/orders/delete', { cookie: sale })
     expect(typo.status).toBe(400)
     expect(JSON.parse(typo.body)).toMatchObject({ statusCode: 400, statusMessage: 'Tham số kiểm tra quyền không hợp lệ (chỉ nhận permission và any).' })
+    // Another spelling the router takes for the path would hide the query: refused, never a check of nothing.
+    for (const spelling of ['/auth/verify%3Fpermission=/orders/delete', '/auth/verify/', '/auth/%76erify?permission=/orders/delete']) {
+      const other = await rawRequest(`${stack.gateway.url}${spelling}`, { headers: { cookie: sale } })
+      expect(other.status, spelling).toBe(400)
+    }
     const post = await rawRequest(`${stack.gateway.url}/auth/verify`, { method: 'DELETE', headers: { cookie: sale } })
     expect(post.status).toBe(405)
     expect(post.headers.allow).toBe('GET, HEAD')
@@ -74,6 +79,11 @@ describe('GET /auth/verify', () => {
     // A script's request, or a POST, is told 401.
     expect((await verify(stack.gateway, '', { ...navigation, 'sec-fetch-mode': 'cors' })).status).toBe(401)
     expect((await verify(stack.gateway, '', { ...navigation, 'x-forwarded-method': 'POST' })).status).toBe(401)
+    // A repeated X-Forwarded-Uri is not believed (Node would join the two).
+    const { socket, received } = rawConnection(stack.gateway.port)
+    socket.write('GET /auth/verify HTTP/1.1\r\nHost: gw\r\nSec-Fetch-Mode: navigate\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Host: app.example\r\n'
+      + 'X-Forwarded-Uri: /a\r\nX-Forwarded-Uri: /b\r\nConnection: close\r\n\r\n')
+    await expect.poll(received).toMatch(/^HTTP\/1\.1 401 /)
     // Elsewhere than the request's own origin: home, unless APP_TRUSTED_ORIGINS lists it.
     expect((await verify(stack.gateway, '', { ...navigation, 'x-forwarded-uri': 'https://evil.example/x' })).headers.location).toBe('/auth/login?redirect=%2F')
   })
@@ -100,6 +110,17 @@ describe('GET /auth/verify', () => {
     const seen = JSON.parse((await rawRequest(`${gateway.url}/api/who`, { headers: { cookie } })).body).headers
     expect(answer.headers.authorization).toBe(seen.authorization)
     expect(answer.headers.authorization).toMatch(/^Bearer .{100,}/)
+    // To a trusted proxy alone: asked by any other peer (a browser's script reaching the gateway), the token stays.
+    const direct = await stack.gatewayWith({ APP_VERIFY_PASS_TOKEN: 'true' })
+    const directCookie = await loginCookie(direct, 'viewer', 'viewer123')
+    const untrusted = await verify(direct, '', { cookie: directCookie })
+    expect(untrusted.status).toBe(200)
+    expect(untrusted.headers.authorization).toBeUndefined()
+  })
+
+  it('never lets a client\'s X-Auth-Request-* or X-Forwarded-Uri reach an /api backend', async () => {
+    const seen = JSON.parse((await rawRequest(`${stack.gateway.url}/api/who`, { headers: { 'cookie': admin, 'x-auth-request-user': 'boss@example.vn', 'x-auth-request-roles': 'admin', 'x-forwarded-uri': '/x' } })).body).headers
+    expect(Object.keys(seen).filter(name => name.startsWith('x-auth-request') || name === 'x-forwarded-uri')).toEqual([])
   })
 
   it('refuses the session at once after its logout, and logs and counts each check as group verify', async () => {

@@ -11,6 +11,11 @@ describe('reading the Cookie header', () => {
     ['svc_session=a;svc_session=b', ['a', 'b']],
     ['svc_session_x=1; xsvc_session=2', []],
     ['svc_session=', ['']],
+    ['x=1;\tsvc_session=a ', ['a']],
+    // Only SP and HTAB are white space (RFC 6265): a pair behind U+00A0 is no svc_session cookie, as for nginx and Caddy.
+    ['a=1;\u00a0svc_session=a', []],
+    ['\u00a0svc_session=a', []],
+    ['svc_session=a\u00a0', ['a\u00a0']],
   ])('%j holds svc_session values %j', (header, values) => {
     expect(cookieValues(header, 'svc_session')).toEqual(values)
     expect(readCookie(header, 'svc_session')).toBe(values[0])
