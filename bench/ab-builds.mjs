@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { startDevIam } from '../dev/iam.mjs'
-import { pin, startRevocationRedis, stop, streamMemory, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
+import { freePort, pin, startRevocationRedis, stop, streamMemory, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const RUNS = Number(process.env.RUNS ?? 2)
 const ROUNDS = Number(process.env.ROUNDS ?? 8)
@@ -67,7 +67,11 @@ function median(values) {
   return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
-const PORTS = { backend: 4200, old: 4201, new: 4202, oldMetrics: 4211, newMetrics: 4212, oldRedis: 4208, newRedis: 4209 }
+/** @type {Record<string, number>} Every port from the OS (freePort), taken once at start. */
+const PORTS = {}
+for (const name of ['backend', 'old', 'new', 'oldMetrics', 'newMetrics']) PORTS[name] = await freePort()
+/** @type {Record<string, string>} Each side's Redis (`redis://…`), started below. */
+const REDIS = {}
 const TREES = { old: beforeDir, new: afterDir }
 
 /**
@@ -88,7 +92,7 @@ async function startGateway(which, name) {
     APP_ACCESS_LOG: 'true',
     APP_METRICS_HOST: '127.0.0.1',
     APP_METRICS_PORT: String(PORTS[`${which}Metrics`]),
-    APP_REDIS_URL: `redis://127.0.0.1:${PORTS[`${which}Redis`]}`,
+    APP_REDIS_URL: REDIS[which],
     ...EXTRA_ENV[which],
   }
   const [bin, argv] = pin(0, process.execPath, ['playground/.output/server/index.mjs'])
@@ -146,7 +150,7 @@ try {
   await waitForTcp(PORTS.backend)
   iam = await startDevIam({ port: 0 })
   // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as run.mjs loads them).
-  for (const which of ['old', 'new']) await startRevocationRedis(PORTS[`${which}Redis`], children)
+  for (const which of ['old', 'new']) REDIS[which] = await startRevocationRedis(children)
   log('backend, dev IAM, 2 redis-servers (10,000 revocations each) up')
 
   for (let run = 1; run <= RUNS; run++) {

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
 import { startDevIam } from '../dev/iam.mjs'
 import { patternSha256 } from '../dev/pattern.mjs'
-import { download, has, memoryMiB, pin, startRevocationRedis, stop, streamMemory, upload, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
+import { download, freePort, has, memoryMiB, pin, startRevocationRedis, stop, streamMemory, upload, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tmp = fileURLToPath(new URL('./.tmp/', import.meta.url))
@@ -205,7 +205,10 @@ async function main() {
 
   const crypto = await cryptoFigures() // first, on a quiet process
 
-  const ports = { backend: 4100, gateway: 4101, fastify: 4102, h3: 4103, nginx: 4104, mock: 4105, stream: 4106, tiny: 4107, redis: 4108, shipped: 4109, observed: 4110, metrics: 4111, wsGateway: 4112, wsEcho: 4113, shippedMetrics: 4114, pipe: 4115, second: 4116, floor: 4117, freshShipped: 4118, freshShippedMetrics: 4119, freshFastify: 4120 }
+  /** @type {Record<string, number>} Every port from the OS (freePort). */
+  const ports = {}
+  for (const name of ['backend', 'gateway', 'fastify', 'h3', 'nginx', 'mock', 'stream', 'tiny', 'shipped', 'observed', 'metrics', 'streamMetrics', 'wsGateway', 'wsEcho', 'shippedMetrics', 'pipe', 'second', 'floor', 'freshShipped', 'freshShippedMetrics', 'freshFastify']) ports[name] = await freePort()
+  let redisUrl = ''
   /** Peers and set-ups that did not start: reported in the table as failed, with the reason. */
   const failed = new Map()
   const attempt = async (name, start) => {
@@ -248,7 +251,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   }
   if (hasRedis) {
     // 10,000 live revocations, loaded by the shipped gateway at start: the check runs against a full set.
-    await startRevocationRedis(ports.redis, children)
+    redisUrl = await startRevocationRedis(children)
   }
   else failed.set(SHIPPED, 'redis-server is not installed')
 
@@ -257,7 +260,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   const observedEnv = { ...gatewayEnv, APP_ACCESS_LOG: 'true', APP_METRICS_HOST: '127.0.0.1' }
   const logOf = name => `${tmp}${name}.log`
   /** The gateway as shipped: access log, metrics listener and Redis revocations on. */
-  const shippedEnv = (port, metricsPort) => ({ ...observedEnv, PORT: String(port), APP_METRICS_PORT: String(metricsPort), APP_REDIS_URL: `redis://127.0.0.1:${ports.redis}` })
+  const shippedEnv = (port, metricsPort) => ({ ...observedEnv, PORT: String(port), APP_METRICS_PORT: String(metricsPort), APP_REDIS_URL: redisUrl })
   await startServer(BARE, process.execPath, [gateway], ports.gateway, { ...gatewayEnv, PORT: String(ports.gateway) }, logOf('bare-gateway'))
   await startServer(OBSERVED, process.execPath, [gateway], ports.observed, { ...observedEnv, PORT: String(ports.observed), APP_METRICS_PORT: String(ports.metrics) }, logOf('observed-gateway'))
   if (hasRedis) await attempt(SHIPPED, () => startServer(SHIPPED, process.execPath, [gateway], ports.shipped, shippedEnv(ports.shipped, ports.shippedMetrics), logOf('shipped-gateway')))
@@ -386,7 +389,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   log('memory per stream: 100 uploads + 100 downloads of 32 MiB at once, gateway and bare pipe proxy, 2 rounds each…')
   const perStream = { gateway: [], pipe: [], intact: true }
   for (let round = 0; round < 2; round++) {
-    const proxied = await startServer('stream gateway', process.execPath, [gateway], ports.stream, { ...streamEnv, APP_ACCESS_LOG: 'true', APP_METRICS_PORT: String(ports.metrics + 100), APP_METRICS_HOST: '127.0.0.1' }, logOf('stream-gateway'))
+    const proxied = await startServer('stream gateway', process.execPath, [gateway], ports.stream, { ...streamEnv, APP_ACCESS_LOG: 'true', APP_METRICS_PORT: String(ports.streamMetrics), APP_METRICS_HOST: '127.0.0.1' }, logOf('stream-gateway'))
     const result = await streamMemory(proxied, ports.stream, await loginCookie(ports.stream))
     await stop(proxied)
     const pipe = await attempt('bare node:http pipe proxy', () => startServer('bare node:http pipe proxy', process.execPath, ['bench/pipe-proxy.mjs', String(ports.pipe), backend], ports.pipe))
