@@ -3,14 +3,14 @@
  * `npm run bench:ab -- <before> <after>`: the /api/** proxy of two builds of the gateway, head to head in one run (a
  * change measured against the build before it). Each folder is a checkout with its playground built (`npm ci && npx
  * nuxt build playground` there; `git worktree add` makes one for an older commit). Both run "as shipped" (access
- * log, metrics listener, Redis revocations with 10,000 held), as bench/run.mjs runs it: gateways on CPU 0 (taskset),
+ * log, metrics listener, Redis revocations with 10,000 held), as `npm run bench` runs it: gateways on CPU 0 (taskset),
  * wrk, the backend, the redis-servers and the log collectors on CPU 1, stdout piped to `cat > file`, a tiny GET
  * /api/ping carrying the ~3.5 KB session cookie of a development-IAM login. Warm-up rounds, then rounds in which both
  * are loaded at once (the machine's mood hits both alike); RUNS fresh pairs of processes. Prints each round's
  * after/before ratio and each run's median. Then the memory phase: MEMORY_ROUNDS rounds, each starting a fresh gateway
  * of each side in turn (alternating which first), as shipped as above, running 64 uploads and 64 downloads of 32 MiB
- * at once through /api/** (a quarter of the readers slow, every transfer's size and SHA-256 checked, as bench/run.mjs's
- * memory per stream) and taking its peak resident growth (VmHWM − VmRSS after a 1 MiB warm-up each way); prints each
+ * at once through /api/** (a quarter of the readers slow, every transfer's size and SHA-256 checked, as `npm run bench`'s
+ * memory scenario) and taking its peak resident growth (VmHWM − VmRSS after a 1 MiB warm-up each way); prints each
  * round's after/before ratio and their median. Writes bench/.tmp/ab/summary.json. Exits non-zero when a byte is wrong.
  * Loopback only; every load is bounded.
  * RUNS (2), ROUNDS (8), SECONDS_PER_RUN (5), WARMUPS (3), MEMORY_ROUNDS (2; 0 skips the memory phase).
@@ -76,7 +76,7 @@ const TREES = { old: beforeDir, new: afterDir }
 
 /**
  * Gateway pinned to CPU 0 with its side's extra environment, stdout through a pipe to `cat > file` pinned to CPU 1 (as
- * run.mjs); `name` names the log file (`run1`, `memory1`).
+ * bench/setup.mjs); `name` names the log file (`run1`, `memory1`).
  */
 async function startGateway(which, name) {
   const [cbin, cargv] = pin(1, 'cat', [])
@@ -149,7 +149,7 @@ try {
   children.push(spawn(bbin, bargv, { stdio: 'ignore' }))
   await waitForTcp(PORTS.backend)
   iam = await startDevIam({ port: 0 })
-  // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as run.mjs loads them).
+  // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as `npm run bench` loads them).
   for (const which of ['old', 'new']) REDIS[which] = await startRevocationRedis(children)
   log('backend, dev IAM, 2 redis-servers (10,000 revocations each) up')
 
