@@ -14,7 +14,7 @@
  * - login: the gateway's cost over the two IAM calls.
  * bench/setup.mjs starts the servers they share, bench/load.mjs loads them, bench/table.mjs prints the table. A peer
  * that fails to start is reported as failed, never left out. Prints the table and writes bench/.tmp/last-table.md (a run
- * of some scenarios: bench/.tmp/last-table-NAME-NAME.md). BENCH_SKIP_BUILD=1 reuses the builds; BENCH_SECONDS (5) and
+ * of some scenarios: bench/.tmp/last-table-NAME-NAME.md). BENCH_SKIP_BUILD=1 reuses the playground's build; BENCH_SECONDS (5) and
  * BENCH_ROUNDS (3) set the length.
  */
 import { writeFileSync } from 'node:fs'

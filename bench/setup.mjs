@@ -105,13 +105,13 @@ export class Bench {
     return this.start(name, process.execPath, [`bench/${script}`, String(port), ...args], port, { cpu })
   }
 
-  /** Builds a Nuxt app of the repository (`nuxt build TARGET`) once a run, unless BENCH_SKIP_BUILD=1 and a build is there. */
-  build(target = 'playground') {
-    return this.once(`build:${target}`, async () => {
-      if (process.env.BENCH_SKIP_BUILD === '1' && existsSync(`${root}${target}/.output/server/index.mjs`)) return
-      log(`building ${target}…`)
-      const result = spawnSync('npx', ['nuxt', 'build', target], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
-      if (result.status !== 0) throw new Error(`build of ${target} failed`)
+  /** Builds the playground (`nuxt build playground`) once a run, unless BENCH_SKIP_BUILD=1 and a build is there. */
+  build() {
+    return this.once('build', async () => {
+      if (process.env.BENCH_SKIP_BUILD === '1' && existsSync(`${root}${GATEWAY}`)) return
+      log('building playground…')
+      const result = spawnSync('npx', ['nuxt', 'build', 'playground'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
+      if (result.status !== 0) throw new Error('build of playground failed')
     })
   }
 

@@ -16,7 +16,7 @@ import { pathRow } from '../table.mjs'
 const NGINX = 'nginx proxy_pass (keepalive)'
 const FASTIFY = '@fastify/http-proxy'
 const FLOOR = 'floor: node:http + undici dispatch, nothing else'
-const H3 = 'h3 proxyRequest in Nuxt'
+const H3 = 'h3 proxyRequest (plain h3 app, undici fetch)'
 const BARE = 'gateway /api/** bare (access log, metrics, revocation off)'
 const OBSERVED = 'gateway /api/** (access log + metrics on)'
 const SHIPPED = 'gateway /api/** as shipped (access log + metrics + Redis revocation, 10,000 held)'
@@ -30,13 +30,6 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   server { listen 127.0.0.1:${port};
     location /api/ { proxy_pass http://backend/; proxy_http_version 1.1; proxy_set_header Connection ""; } } }`)
   return bench.start(NGINX, 'nginx', ['-c', `${tmp}nginx.conf`, '-p', tmp], port)
-}
-
-/** h3's `proxyRequest` in a catch-all route of a Nuxt app (bench/h3-proxy-app, built like the playground). */
-async function startH3(bench, backend) {
-  await bench.build('bench/h3-proxy-app')
-  const port = await freePort()
-  return bench.start(H3, process.execPath, ['bench/h3-proxy-app/.output/server/index.mjs'], port, { env: { HOST: '127.0.0.1', PORT: String(port), APP_TARGET: backend } })
 }
 
 /**
@@ -72,7 +65,7 @@ export async function run(bench) {
     : void bench.failed.set(SHIPPED, 'redis-server is not installed')
   const fastify = await bench.attempt(FASTIFY, () => bench.startScript(FASTIFY, 'fastify-proxy.mjs', [backend]))
   const floor = await bench.attempt(FLOOR, () => bench.startScript(FLOOR, 'floor-proxy.mjs', [backend]))
-  const h3 = await bench.attempt(H3, () => startH3(bench, backend))
+  const h3 = await bench.attempt(H3, () => bench.startScript(H3, 'h3-proxy.mjs', [backend]))
   const nginx = bench.tools.nginx
     ? await bench.attempt(NGINX, () => startNginxProxy(bench, backend))
     : void bench.failed.set(NGINX, 'nginx is not installed and could not be installed')
