@@ -9,7 +9,7 @@
  * are loaded at once (the machine's mood hits both alike); RUNS fresh pairs of processes. Prints each round's
  * after/before ratio and each run's median. Then the memory phase: MEMORY_ROUNDS rounds, each starting a fresh gateway
  * of each side in turn (alternating which first), as shipped as above, running 64 uploads and 64 downloads of 32 MiB
- * at once through /api/** (a quarter of the readers slow, every transfer's size and SHA-256 checked, as `npm run bench`'s
+ * at once through /api/** (a quarter of the readers slow, every transfer's size and SHA-256 checked, as the bench's
  * memory scenario) and taking its peak resident growth (VmHWM − VmRSS after a 1 MiB warm-up each way); prints each
  * round's after/before ratio and their median. Writes bench/.tmp/ab/summary.json. Exits non-zero when a byte is wrong.
  * Loopback only; every load is bounded.
@@ -149,7 +149,7 @@ try {
   children.push(spawn(bbin, bargv, { stdio: 'ignore' }))
   await waitForTcp(PORTS.backend)
   iam = await startDevIam({ port: 0 })
-  // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as `npm run bench` loads them).
+  // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as the bench loads them).
   for (const which of ['old', 'new']) REDIS[which] = await startRevocationRedis(children)
   log('backend, dev IAM, 2 redis-servers (10,000 revocations each) up')
 

@@ -23,7 +23,7 @@ export const ROUNDS = wholeNumber('BENCH_ROUNDS', 3)
 /** Head-to-head rounds: at least 4, and even, so that each path goes first as often as the other. */
 export const DUEL_ROUNDS = Math.max(4, ROUNDS + (ROUNDS % 2))
 
-/** @typedef {{ rps: number, p50: number, p99: number, non2xx: number }} LoadRun req/s, p50 and p99 in ms, non-2xx count */
+/** @typedef {{ rps: number, p50: number, p99: number, non2xx: number }} LoadRun req/s, p50 and p99 (ms), non-2xx */
 /** @typedef {[name: string, url: string, headers: Record<string, string>]} Target a path the bench loads */
 
 export const median = (/** @type {number[]} */ values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]

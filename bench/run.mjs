@@ -13,9 +13,9 @@
  * - memory: 200 streams of 32 MiB at once, the gateway against a bare node:http pipe proxy;
  * - login: the gateway's cost over the two IAM calls.
  * bench/setup.mjs starts the servers they share, bench/load.mjs loads them, bench/table.mjs prints the table. A peer
- * that fails to start is reported as failed, never left out. Prints the table and writes bench/.tmp/last-table.md (a run
- * of some scenarios: bench/.tmp/last-table-NAME-NAME.md). BENCH_SKIP_BUILD=1 reuses the playground's build; BENCH_SECONDS (5) and
- * BENCH_ROUNDS (3) set the length.
+ * that fails to start is reported as failed, never left out. Prints the table and writes bench/.tmp/last-table.md
+ * (a run of some scenarios: bench/.tmp/last-table-NAME-NAME.md). BENCH_SKIP_BUILD=1 reuses the playground's build;
+ * BENCH_SECONDS (5) and BENCH_ROUNDS (3) set the length.
  */
 import { writeFileSync } from 'node:fs'
 import { ROUNDS, SECONDS } from './load.mjs'
@@ -30,7 +30,10 @@ import * as websockets from './scenarios/websockets.mjs'
 import { Bench, log, tmp } from './setup.mjs'
 import { tableLines, versions } from './table.mjs'
 
-/** @type {Record<string, { run: (bench: Bench) => Promise<import('./table.mjs').ScenarioResult> }>} in the order they run */
+/**
+ * The scenarios, in the order they run.
+ * @type {Record<string, { run: (bench: Bench) => Promise<import('./table.mjs').ScenarioResult> }>}
+ */
 const SCENARIOS = { seal, throughput, session, websockets, scaling, streaming, memory, login }
 /** The order of the table's rows. */
 const TABLE_ORDER = ['throughput', 'websockets', 'session', 'streaming', 'memory', 'scaling', 'login', 'seal']

@@ -3,9 +3,9 @@
  * The bench's servers, each started when a scenario first asks for it and shared by the scenarios after it: the Node
  * backend, nginx answering a constant, the development IAM, Redis holding 10,000 revocations, the bare gateway and
  * its login cookie; and the ways to start any other gateway or a Node script of bench/ (a peer). Every port comes from
- * the OS. Servers run on CPU 0; the load generator, the backends, Redis and the log collectors on CPU 1 (taskset). A gateway's stdout goes through a pipe to a collector process (`cat` into
- * bench/.tmp/NAME.log), as a container runtime reads it. The playground is built before the first gateway starts,
- * unless BENCH_SKIP_BUILD=1 and a build is there.
+ * the OS. Servers run on CPU 0; the load generator, the backends, Redis and the log collectors on CPU 1 (taskset). A
+ * gateway's stdout goes through a pipe to a collector process (`cat` into bench/.tmp/NAME.log), as a container runtime
+ * reads it. The playground is built before the first gateway starts, unless BENCH_SKIP_BUILD=1 and a build is there.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -76,6 +76,10 @@ export class Bench {
   /**
    * Starts a process pinned to `cpu` and waits until `port` answers HTTP. With `logName`, its stdout is a pipe read by
    * a collector on CPU 1 (`cat` into bench/.tmp/NAME.log).
+   * @param {string} name
+   * @param {string} command
+   * @param {string[]} args
+   * @param {number} port
    * @param {{ env?: Record<string, string>, logName?: string, cpu?: number }} [options]
    * @returns {Promise<Server>}
    */
@@ -149,7 +153,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     return this.once('iam', () => startDevIam({ port: 0 }))
   }
 
-  /** Redis holding 10,000 live revocations (processes.mjs startRevocationRedis); its URL, or '' without redis-server. */
+  /** Redis holding 10,000 live revocations (processes.mjs startRevocationRedis): its URL, '' without redis-server. */
   redis() {
     return this.once('redis', async () => (this.tools.redis ? startRevocationRedis(this.children) : ''))
   }
@@ -194,7 +198,7 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
     return response.headers.getSetCookie().map(line => line.split(';')[0]).join('; ')
   }
 
-  /** Stops everything started: SIGTERM first (nginx killed with SIGKILL leaves its workers running), SIGKILL after 1 s. */
+  /** Stops everything started: SIGTERM (nginx killed with SIGKILL leaves its workers running), SIGKILL after 1 s. */
   async close() {
     for (const child of this.children) child.kill('SIGTERM')
     if (this.started.has('iam')) await (await this.iam().catch(() => undefined))?.close?.()

@@ -14,12 +14,24 @@ import { root } from './setup.mjs'
 /**
  * A path of the table: its figures, or the reason it was not measured. `anchor` marks the peers the ratio columns
  * divide by.
- * @typedef {{ name: string, anchor?: 'nginx' | 'fastify' | 'h3', failed?: string, rps?: number, min?: number, max?: number, p50?: number, p99?: number, non2xx?: number }} PathRow
+ * @typedef {{
+ *   name: string, anchor?: 'nginx' | 'fastify' | 'h3', failed?: string,
+ *   rps?: number, min?: number, max?: number, p50?: number, p99?: number, non2xx?: number,
+ * }} PathRow
  */
-/** @typedef {{ what: string, figure: string, target: string, ok: boolean | undefined }} Check undefined: not measured */
+/**
+ * A check of the table; `ok` undefined: not measured.
+ * @typedef {{ what: string, figure: string, target: string, ok: boolean | undefined }} Check
+ */
 /** @typedef {{ paths?: PathRow[], checks: Check[] }} ScenarioResult what a scenario gives the table */
 
-/** A path's row from its runs: the median rate with its rounds' min–max, median p50 and p99, all non-2xx answers. */
+/**
+ * A path's row from its runs: the median rate with its rounds' min–max, median p50 and p99, all non-2xx answers.
+ * @param {string} name
+ * @param {import('./load.mjs').LoadRun[]} runs
+ * @param {PathRow['anchor']} [anchor]
+ * @returns {PathRow}
+ */
 export function pathRow(name, runs, anchor = undefined) {
   const rates = runs.map(run => run.rps)
   return {

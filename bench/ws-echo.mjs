@@ -1,5 +1,8 @@
 // @ts-check
-/** A WebSocket echo server for `npm run bench` (the `ws` package): every message comes back as it was. `node bench/ws-echo.mjs PORT` */
+/**
+ * A WebSocket echo server for `npm run bench` (the `ws` package): every message comes back as it was.
+ * `node bench/ws-echo.mjs PORT`
+ */
 import { createServer } from 'node:http'
 import { WebSocketServer } from 'ws'
 

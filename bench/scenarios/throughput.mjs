@@ -35,8 +35,8 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
 /**
  * The headline duel on two new processes, loaded together from their start and never left idle. A Node process that
  * sits idle between rounds gets full collections from V8's memory reducer, and after them some of Node's own hot paths
- * can run much slower (process.nextTick through the V8 runtime: RESULTS.md, 2026-11-22); which of the two processes
- * above went through that is chance. Shown beside the verdict, which stays on the first duel.
+ * can run much slower (process.nextTick through the V8 runtime: bench/RESULTS.md, 2026-11-22 15:40 UTC); which of the
+ * two processes above went through that is chance. Shown beside the verdict, which stays on the first duel.
  */
 async function freshDuel(bench, backend, cookie) {
   const shipped = await bench.attempt(`${SHIPPED}, new process`, async () => bench.startGateway(`${SHIPPED}, new process`, await bench.shippedEnv(), 'fresh-shipped-gateway'))
@@ -92,6 +92,7 @@ export async function run(bench) {
   const scraped = await (await fetch(`http://127.0.0.1:${observedEnv.APP_METRICS_PORT}/metrics`)).text()
   const counted = [...scraped.matchAll(/^svc_gateway_requests_total\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
 
+  /** @type {import('../table.mjs').PathRow[]} */
   const rows = paths.map(([name, , anchor]) => {
     const list = runs.get(name)
     return list ? pathRow(name, list, anchor) : { name, anchor, failed: bench.failed.get(name) ?? 'not run' }
