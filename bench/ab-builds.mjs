@@ -18,8 +18,9 @@
  * the bench's own settings), so one build can be measured against itself with a setting on one side:
  * `AB_AFTER_ENV=APP_KEEP_TICK_SHAPE=true npm run bench:ab -- /tmp/ab /tmp/ab`. Values cannot hold spaces.
  * AB_IDLE_SECONDS (0): both gateways sit idle this long before each measured round (the first one after the warm-up
- * too), so that V8's memory reducer runs its full collections in them (bench/RESULTS.md, "Identical processes differ
- * by up to 17%"); the reducer waits about 8 s of quiet before it starts, so values under ~10 do little.
+ * too), so that V8's memory reducer runs its full collections in them (bench/RESULTS.md, 2026-11-22 15:40 UTC:
+ * identical processes differ by up to 17%); the reducer waits about 8 s of quiet before it starts, so values under ~10
+ * do little.
  * Needs wrk (Debian package) and redis-server.
  */
 import { spawn } from 'node:child_process'
