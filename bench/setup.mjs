@@ -69,6 +69,7 @@ export class Bench {
     }
   }
 
+  /** Where a gateway's stdout collector writes: bench/.tmp/NAME.log. */
   logOf(name) {
     return `${tmp}${name}.log`
   }
