@@ -3,14 +3,14 @@
  * `npm run bench:ab -- <before> <after>`: the /api/** proxy of two builds of the gateway, head to head in one run (a
  * change measured against the build before it). Each folder is a checkout with its playground built (`npm ci && npx
  * nuxt build playground` there; `git worktree add` makes one for an older commit). Both run "as shipped" (access
- * log, metrics listener, Redis revocations with 10,000 held), as bench/run.mjs runs it: gateways on CPU 0 (taskset),
+ * log, metrics listener, Redis revocations with 10,000 held), as `npm run bench` runs it: gateways on CPU 0 (taskset),
  * wrk, the backend, the redis-servers and the log collectors on CPU 1, stdout piped to `cat > file`, a tiny GET
  * /api/ping carrying the ~3.5 KB session cookie of a development-IAM login. Warm-up rounds, then rounds in which both
  * are loaded at once (the machine's mood hits both alike); RUNS fresh pairs of processes. Prints each round's
  * after/before ratio and each run's median. Then the memory phase: MEMORY_ROUNDS rounds, each starting a fresh gateway
  * of each side in turn (alternating which first), as shipped as above, running 64 uploads and 64 downloads of 32 MiB
- * at once through /api/** (a quarter of the readers slow, every transfer's size and SHA-256 checked, as bench/run.mjs's
- * memory per stream) and taking its peak resident growth (VmHWM − VmRSS after a 1 MiB warm-up each way); prints each
+ * at once through /api/** (a quarter of the readers slow, every transfer's size and SHA-256 checked, as the bench's
+ * memory scenario) and taking its peak resident growth (VmHWM − VmRSS after a 1 MiB warm-up each way); prints each
  * round's after/before ratio and their median. Writes bench/.tmp/ab/summary.json. Exits non-zero when a byte is wrong.
  * Loopback only; every load is bounded.
  * RUNS (2), ROUNDS (8), SECONDS_PER_RUN (5), WARMUPS (3), MEMORY_ROUNDS (2; 0 skips the memory phase).
@@ -18,8 +18,9 @@
  * the bench's own settings), so one build can be measured against itself with a setting on one side:
  * `AB_AFTER_ENV=APP_KEEP_TICK_SHAPE=true npm run bench:ab -- /tmp/ab /tmp/ab`. Values cannot hold spaces.
  * AB_IDLE_SECONDS (0): both gateways sit idle this long before each measured round (the first one after the warm-up
- * too), so that V8's memory reducer runs its full collections in them (bench/RESULTS.md, "Identical processes differ
- * by up to 17%"); the reducer waits about 8 s of quiet before it starts, so values under ~10 do little.
+ * too), so that V8's memory reducer runs its full collections in them (bench/RESULTS.md, 2026-11-22 15:40 UTC:
+ * identical processes differ by up to 17%); the reducer waits about 8 s of quiet before it starts, so values under ~10
+ * do little.
  * Needs wrk (Debian package) and redis-server.
  */
 import { spawn } from 'node:child_process'
@@ -27,7 +28,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { startDevIam } from '../dev/iam.mjs'
-import { pin, startRevocationRedis, stop, streamMemory, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
+import { freePort, pin, startRevocationRedis, stop, streamMemory, waitForHttp, waitForTcp, wrkMs } from './processes.mjs'
 
 const RUNS = Number(process.env.RUNS ?? 2)
 const ROUNDS = Number(process.env.ROUNDS ?? 8)
@@ -67,12 +68,16 @@ function median(values) {
   return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
-const PORTS = { backend: 4200, old: 4201, new: 4202, oldMetrics: 4211, newMetrics: 4212, oldRedis: 4208, newRedis: 4209 }
+/** @type {Record<string, number>} Every port from the OS (freePort), taken once at start. */
+const PORTS = {}
+for (const name of ['backend', 'old', 'new', 'oldMetrics', 'newMetrics']) PORTS[name] = await freePort()
+/** @type {Record<string, string>} Each side's Redis (`redis://…`), started below. */
+const REDIS = {}
 const TREES = { old: beforeDir, new: afterDir }
 
 /**
  * Gateway pinned to CPU 0 with its side's extra environment, stdout through a pipe to `cat > file` pinned to CPU 1 (as
- * run.mjs); `name` names the log file (`run1`, `memory1`).
+ * bench/setup.mjs); `name` names the log file (`run1`, `memory1`).
  */
 async function startGateway(which, name) {
   const [cbin, cargv] = pin(1, 'cat', [])
@@ -88,7 +93,7 @@ async function startGateway(which, name) {
     APP_ACCESS_LOG: 'true',
     APP_METRICS_HOST: '127.0.0.1',
     APP_METRICS_PORT: String(PORTS[`${which}Metrics`]),
-    APP_REDIS_URL: `redis://127.0.0.1:${PORTS[`${which}Redis`]}`,
+    APP_REDIS_URL: REDIS[which],
     ...EXTRA_ENV[which],
   }
   const [bin, argv] = pin(0, process.execPath, ['playground/.output/server/index.mjs'])
@@ -145,8 +150,8 @@ try {
   children.push(spawn(bbin, bargv, { stdio: 'ignore' }))
   await waitForTcp(PORTS.backend)
   iam = await startDevIam({ port: 0 })
-  // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as run.mjs loads them).
-  for (const which of ['old', 'new']) await startRevocationRedis(PORTS[`${which}Redis`], children)
+  // One redis-server per gateway on CPU 1, each holding 10,000 live session revocations (as the bench loads them).
+  for (const which of ['old', 'new']) REDIS[which] = await startRevocationRedis(children)
   log('backend, dev IAM, 2 redis-servers (10,000 revocations each) up')
 
   for (let run = 1; run <= RUNS; run++) {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
 import { writePattern } from '../dev/pattern.mjs'
 
+if (!process.argv[2]) throw new Error('usage: node bench/backend.mjs PORT')
 const PING = Buffer.from('{"ok":true}')
 
 const server = createServer((req, res) => {
@@ -30,4 +31,4 @@ const server = createServer((req, res) => {
   res.end(PING)
 })
 server.keepAliveTimeout = 60_000
-server.listen(Number(process.argv[2] ?? 4100), '127.0.0.1', () => process.send?.('ready'))
+server.listen(Number(process.argv[2]), '127.0.0.1', () => process.send?.('ready'))

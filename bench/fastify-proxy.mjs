@@ -3,7 +3,9 @@
 import proxy from '@fastify/http-proxy'
 import Fastify from 'fastify'
 
+const [port, upstream] = process.argv.slice(2)
+if (!port || !upstream) throw new Error('usage: node bench/fastify-proxy.mjs PORT TARGET')
 const app = Fastify({ logger: false })
-await app.register(proxy, { upstream: process.argv[3] ?? 'http://127.0.0.1:4100', prefix: '/api', rewritePrefix: '' })
-await app.listen({ port: Number(process.argv[2] ?? 4200), host: '127.0.0.1' })
+await app.register(proxy, { upstream, prefix: '/api', rewritePrefix: '' })
+await app.listen({ port: Number(port), host: '127.0.0.1' })
 process.send?.('ready')

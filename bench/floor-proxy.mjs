@@ -8,7 +8,9 @@
 import { createServer } from 'node:http'
 import { Agent } from 'undici'
 
-const target = new URL(process.argv[3] ?? 'http://127.0.0.1:4100')
+const [port, upstream] = process.argv.slice(2)
+if (!port || !upstream) throw new Error('usage: node bench/floor-proxy.mjs PORT TARGET')
+const target = new URL(upstream)
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })
 
 createServer((req, res) => {
@@ -35,4 +37,4 @@ createServer((req, res) => {
       res.destroy()
     },
   })
-}).listen(Number(process.argv[2] ?? 4300), '127.0.0.1', () => process.send?.('ready'))
+}).listen(Number(port), '127.0.0.1', () => process.send?.('ready'))

@@ -5,7 +5,9 @@
  */
 import { Agent, createServer, request } from 'node:http'
 
-const target = new URL(process.argv[3] ?? 'http://127.0.0.1:4100')
+const [port, upstream] = process.argv.slice(2)
+if (!port || !upstream) throw new Error('usage: node bench/pipe-proxy.mjs PORT TARGET')
+const target = new URL(upstream)
 const agent = new Agent({ keepAlive: true, maxSockets: 256 })
 
 createServer((req, res) => {
@@ -25,4 +27,4 @@ createServer((req, res) => {
     if (!res.writableFinished) upstream.destroy()
   })
   req.pipe(upstream)
-}).listen(Number(process.argv[2] ?? 4300), '127.0.0.1')
+}).listen(Number(port), '127.0.0.1')

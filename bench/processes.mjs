@@ -1,15 +1,40 @@
 // @ts-check
 /**
- * What the bench scripts share: pinning a process to a CPU, waiting for a port, stopping a process, wrk's figures,
- * streaming pattern bytes through a proxy to bench/backend.mjs and a process's memory figures.
+ * What the bench scripts share: a free port from the OS, pinning a process to a CPU, waiting for a port, stopping a
+ * process, wrk's figures, streaming pattern bytes through a proxy to bench/backend.mjs and a process's memory figures.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { connect } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { cpus } from 'node:os'
 import { patternChunk, patternSha256 } from '../dev/pattern.mjs'
+
+/** Ports handed out by freePort in this process: never handed out twice. */
+const handedOut = new Set()
+
+/**
+ * A free TCP port on 127.0.0.1, taken from the OS: listens on port 0, reads the port, closes, hands it on (never the
+ * same one twice in a process). Another process could take it in between; the server that gets it fails to start and
+ * says so.
+ */
+export async function freePort() {
+  for (;;) {
+    const port = await new Promise((resolve, reject) => {
+      const server = createServer()
+      server.once('error', reject)
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
+        server.close(() => resolve(port))
+      })
+    })
+    if (!handedOut.has(port)) {
+      handedOut.add(port)
+      return port
+    }
+  }
+}
 
 /** Whether a command is on PATH. */
 export function has(command) {
@@ -162,11 +187,12 @@ export async function streamMemory(proxy, port, cookie, streams = 100) {
 }
 
 /**
- * A redis-server on CPU 1 (no persistence), loopback only, holding `revocations` live session revocations as the
- * gateway writes them (loaded by a shipped gateway at start: its checks then run against a full set). The process is
- * pushed onto `children` for the caller to stop.
+ * A redis-server on CPU 1 (no persistence), loopback only on a free port, holding `revocations` live session
+ * revocations as the gateway writes them (loaded by a shipped gateway at start: its checks then run against a full
+ * set). The process is pushed onto `children` for the caller to stop. Resolves with its `redis://` URL.
  */
-export async function startRevocationRedis(port, children, revocations = 10_000) {
+export async function startRevocationRedis(children, revocations = 10_000) {
+  const port = await freePort()
   const [bin, argv] = pin(1, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
   children.push(spawn(bin, argv, { stdio: 'ignore' }))
   await waitForTcp(port)
@@ -179,4 +205,5 @@ export async function startRevocationRedis(port, children, revocations = 10_000)
   }
   await batch.exec()
   client.disconnect()
+  return `redis://127.0.0.1:${port}`
 }

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { startDevIam } from '../dev/iam.mjs'
+import { freePort } from './processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tmp = fileURLToPath(new URL('./.tmp/profile/', import.meta.url))
@@ -106,22 +107,23 @@ async function profileRun(entry, seconds) {
     return child
   }
   try {
+    const [backend, redis, port, metrics] = [await freePort(), await freePort(), await freePort(), await freePort()]
     writeFileSync(`${tmp}nginx.conf`, `worker_processes 1; pid ${tmp}nginx.pid; daemon off; error_log ${tmp}nginx-error.log; events { worker_connections 1024; }
 http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; keepalive_requests 1000000;
-  server { listen 127.0.0.1:4407; location / { default_type application/json; return 200 '{"ok":true}'; } } }`)
+  server { listen 127.0.0.1:${backend}; location / { default_type application/json; return 200 '{"ok":true}'; } } }`)
     onCpu(1, 'nginx', ['-c', `${tmp}nginx.conf`, '-p', tmp])
-    onCpu(1, 'redis-server', ['--port', '4408', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+    onCpu(1, 'redis-server', ['--port', String(redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
     const iam = await startDevIam({ port: 0 })
     const collector = onCpu(1, 'cat', [], { stdio: ['pipe', openSync(`${tmp}gateway.log`, 'w'), 'ignore'] })
     const gateway = onCpu(0, process.execPath, ['--cpu-prof', `--cpu-prof-dir=${tmp}`, entry], {
       cwd: root,
       stdio: ['ignore', collector.stdin, 'inherit'],
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '4401', APP_SESSION_SECRET: randomBytes(32).toString('hex'), APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: 'http://127.0.0.1:4407', APP_ACCESS_LOG: 'true', APP_METRICS_PORT: '4402', APP_METRICS_HOST: '127.0.0.1', APP_REDIS_URL: 'redis://127.0.0.1:4408' },
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), APP_SESSION_SECRET: randomBytes(32).toString('hex'), APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: `http://127.0.0.1:${backend}`, APP_ACCESS_LOG: 'true', APP_METRICS_PORT: String(metrics), APP_METRICS_HOST: '127.0.0.1', APP_REDIS_URL: `redis://127.0.0.1:${redis}` },
     })
-    await waitFor('http://127.0.0.1:4401/healthz')
-    const login = await fetch('http://127.0.0.1:4401/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin123' }) })
+    await waitFor(`http://127.0.0.1:${port}/healthz`)
+    const login = await fetch(`http://127.0.0.1:${port}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin123' }) })
     const cookie = login.headers.getSetCookie().map(line => line.split(';')[0]).join('; ')
-    const out = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c32', `-d${seconds}s`, '-H', `cookie: ${cookie}`, 'http://127.0.0.1:4401/api/ping'], { encoding: 'utf8' })
+    const out = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c32', `-d${seconds}s`, '-H', `cookie: ${cookie}`, `http://127.0.0.1:${port}/api/ping`], { encoding: 'utf8' })
     const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0)
     const exited = new Promise(resolve => gateway.once('exit', resolve))
     gateway.kill('SIGTERM')

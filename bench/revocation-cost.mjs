@@ -8,6 +8,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
+import { freePort } from './processes.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const SECRET = randomBytes(32).toString('hex')
@@ -20,11 +21,12 @@ const onCpu = (cpu, command, args, options = {}) => {
 }
 
 try {
-  onCpu(1, 'redis-server', ['--port', '4210', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
-  onCpu(1, 'redis-server', ['--port', '4211', '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
-  onCpu(1, process.execPath, [`${root}bench/backend.mjs`, '4212'])
+  const [full, empty, backend] = [await freePort(), await freePort(), await freePort()]
+  onCpu(1, 'redis-server', ['--port', String(full), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  onCpu(1, 'redis-server', ['--port', String(empty), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'])
+  onCpu(1, process.execPath, [`${root}bench/backend.mjs`, String(backend)])
   await sleep(500)
-  const client = new Redis('redis://127.0.0.1:4210')
+  const client = new Redis(`redis://127.0.0.1:${full}`)
   const batch = client.pipeline()
   for (let i = 0; i < 10_000; i++) {
     const sid = randomBytes(12).toString('base64url')
@@ -32,17 +34,17 @@ try {
   }
   await batch.exec()
   client.disconnect()
-  const env = { ...process.env, HOST: '127.0.0.1', APP_SESSION_SECRET: SECRET, APP_AUTH_MOCK: 'true', APP_API_PROXY_TARGET: 'http://127.0.0.1:4212' }
+  const env = { ...process.env, HOST: '127.0.0.1', APP_SESSION_SECRET: SECRET, APP_AUTH_MOCK: 'true', APP_API_PROXY_TARGET: `http://127.0.0.1:${backend}` }
   const gateways = {
-    'no Redis': { port: 4220, env: {} },
-    'Redis, 0 revocations': { port: 4221, env: { APP_REDIS_URL: 'redis://127.0.0.1:4211' } },
-    'Redis, 10,000 revocations': { port: 4222, env: { APP_REDIS_URL: 'redis://127.0.0.1:4210' } },
+    'no Redis': { port: await freePort(), env: {} },
+    'Redis, 0 revocations': { port: await freePort(), env: { APP_REDIS_URL: `redis://127.0.0.1:${empty}` } },
+    'Redis, 10,000 revocations': { port: await freePort(), env: { APP_REDIS_URL: `redis://127.0.0.1:${full}` } },
   }
   for (const { port, env: extra } of Object.values(gateways)) {
     onCpu(0, process.execPath, [`${root}playground/.output/server/index.mjs`], { env: { ...env, ...extra, PORT: String(port) } })
   }
   await sleep(3_000)
-  const login = await fetch('http://127.0.0.1:4220/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"a","password":"b"}' })
+  const login = await fetch(`http://127.0.0.1:${gateways['no Redis'].port}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"a","password":"b"}' })
   const cookie = login.headers.getSetCookie().map(line => line.split(';')[0]).join('; ')
   /** @type {Record<string, number[]>} */
   const rates = {}

@@ -1,4 +1,0 @@
-import { getRouterParam, proxyRequest } from 'h3'
-
-export default defineEventHandler(event =>
-  proxyRequest(event, `${useRuntimeConfig().target}/${getRouterParam(event, 'path') ?? ''}`))
