@@ -160,7 +160,12 @@ export function checkTrustList(list: readonly string[]): void {
  * node:net reads as an IP address counts (ipaddr.js alone also takes `2130706433` or `127.1`); else undefined.
  */
 export function canonicalIp(address: string): string | undefined {
-  return isIP(address) ? ipaddr.process(address).toString() : undefined
+  const family = isIP(address)
+  // The common spellings without a parse (ipaddr.js takes 1.6 µs, on every request for the socket's address).
+  if (family === 4) return address
+  if (family === 0) return undefined
+  if (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) return address.slice(7)
+  return ipaddr.process(address).toString()
 }
 
 /**

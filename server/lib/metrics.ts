@@ -36,17 +36,34 @@ export interface FixedLabelHistogram {
   observe(labelValue: string, seconds: number): void
 }
 
+/** Observations held before they go to prom-client together (see fixedLabelHistogram). */
+const OBSERVATION_BATCH = 256
+
 /**
- * A prom-client histogram over one label whose values form a fixed set, each value's child bound once at start:
- * an observation is a map lookup and the child's observe(), with no label object made per request. A value outside
- * the set is not counted.
+ * A prom-client histogram over one label whose values form a fixed set, each value's child bound once at start. An
+ * observation is two stores into typed arrays; they reach prom-client's observe() together, 256 at a time or when the
+ * registry collects (a scrape): prom-client's observe() makes a label object and a hash string each time, and called
+ * one at a time on the request path it cost the proxy 2.5% of its rate (bench:ab, two builds of this file), in a
+ * batch a tight loop. A value outside the set is not counted.
  */
 function fixedLabelHistogram(name: string, help: string, label: string, values: readonly string[], registers: Registry[]): FixedLabelHistogram {
-  const histogram = new Histogram({ name, help, labelNames: [label], buckets: LATENCY_BUCKETS, registers })
-  const children = new Map(values.map(value => [value, histogram.labels(value)]))
+  const indexOf = new Map(values.map((value, index) => [value, index]))
+  const labels = new Uint8Array(OBSERVATION_BATCH)
+  const seconds = new Float64Array(OBSERVATION_BATCH)
+  let held = 0
+  const flush = () => {
+    for (let at = 0; at < held; at++) children[labels[at]!]!.observe(seconds[at]!)
+    held = 0
+  }
+  const histogram = new Histogram({ name, help, labelNames: [label], buckets: LATENCY_BUCKETS, registers, collect: flush })
+  const children = values.map(value => histogram.labels(value))
   return {
-    observe(labelValue, seconds) {
-      children.get(labelValue)?.observe(seconds)
+    observe(labelValue, value) {
+      const index = indexOf.get(labelValue)
+      if (index === undefined) return
+      labels[held] = index
+      seconds[held] = value
+      if (++held === OBSERVATION_BATCH) flush()
     },
   }
 }
