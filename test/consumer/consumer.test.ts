@@ -154,9 +154,10 @@ beforeAll(async () => {
     name: 'consumer-app',
     private: true,
     type: 'module',
-    dependencies: { 'nuxt': '4.4.5', 'svc-auth-gateway': `file:../${tarball}`, 'vue': '^3.5.0' },
-    // @types/node: an optional peer of the layer, for type checks only (README).
-    devDependencies: { '@types/node': '^20.19.43', 'typescript': '^6.0.0', 'vue-tsc': '^3.3.0' },
+    // SVC_CONSUMER_NUXT: another Nuxt for the app (the runtime matrix, .ci/matrix.mjs, runs the newest 4.x).
+    dependencies: { 'nuxt': process.env.SVC_CONSUMER_NUXT ?? '4.4.5', 'svc-auth-gateway': `file:../${tarball}`, 'vue': '^3.5.0' },
+    // @types/node: an optional peer of the layer, for type checks only (README); the app's own, for the Node it runs on.
+    devDependencies: { '@types/node': `^${process.versions.node.split('.')[0]}`, 'typescript': '^6.0.0', 'vue-tsc': '^3.3.0' },
     overrides: { 'rollup': '4.67.4', 'unrs-resolver': '1.12.2' },
   }, null, 2))
   for (const [path, text] of Object.entries(APP_FILES)) {

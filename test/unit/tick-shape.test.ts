@@ -19,7 +19,9 @@ function nextTickEntry(): Promise<object> {
 describe('keepTickShape', () => {
   it('keeps one of Node\'s nextTick entries, always the same one', async () => {
     const kept = await keepTickShape()
-    expect(Object.getOwnPropertySymbols(kept)).toHaveLength(2)
+    // Node's entry literal: its async id and trigger id (and from Node 22 on, its async context frame), then these.
+    expect(Object.getOwnPropertySymbols(kept).length).toBeGreaterThanOrEqual(2)
+    expect(Object.getOwnPropertySymbols(kept)).toHaveLength(Object.getOwnPropertySymbols(await nextTickEntry()).length)
     expect(Object.keys(kept)).toEqual(['callback', 'args'])
     expect(await keepTickShape()).toBe(kept)
   })
