@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -52,7 +52,12 @@ async function mustRun(file: string, args: string[], cwd: string): Promise<strin
   return run.stdout
 }
 
-const npm = (args: string[], cwd: string) => mustRun('npm', args, cwd)
+/**
+ * npm run by the Node that runs the tests (npm's engine checks then speak of that Node: the runtime matrix runs this file
+ * on Node 24), from the machine's npm.
+ */
+const NPM_CLI = realpathSync(execFileSync('sh', ['-c', 'command -v npm']).toString().trim())
+const npm = (args: string[], cwd: string) => mustRun(process.execPath, [NPM_CLI, ...args], cwd)
 const nuxt = (args: string[], env: Record<string, string> = {}) => command(process.execPath, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], app, env)
 /** The `error TSnnnn` lines of a type check's report. */
 const typeErrors = (run: Finished) => run.output.split('\n').filter(line => /error TS\d+/.test(line))
@@ -143,6 +148,8 @@ let backend: Awaited<ReturnType<typeof startSampleBackend>>
 let gateway: RunningGateway
 /** The clean app's type check, started once the build is done, while the HTTP tests run (it only writes .nuxt). */
 let cleanCheck: Promise<Finished>
+/** What the app's `npm install` printed. */
+let installOutput: string
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'svc-auth-gateway-consumer-'))
@@ -166,7 +173,10 @@ beforeAll(async () => {
   }
   cpSync(join(root, 'playground/tsconfig.json'), join(app, 'tsconfig.json'))
   // Offline from npm's cache where it can (the repository's own install filled it); the IAM and backend meanwhile.
-  ;[iam] = await Promise.all([startDevIam(), npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], app)])
+  ;[iam, installOutput] = await Promise.all([startDevIam(), command(process.execPath, [NPM_CLI, 'install', '--prefer-offline', '--no-audit', '--no-fund'], app).then((run) => {
+    if (run.status !== 0) throw new Error(`npm install (in ${app}) ended with ${run.status ?? run.signal}:\n${run.output}`)
+    return run.output
+  })])
   backend = await startSampleBackend({ iamUrl: iam.url })
   const build = await nuxt(['build'])
   if (build.status !== 0) throw new Error(`nuxt build ended with ${build.status ?? build.signal}:\n${build.output}`)
@@ -187,6 +197,11 @@ afterAll(async () => {
 })
 
 describe('a fresh app that installs the packed layer', () => {
+  it('installs without an engine or peer warning about the layer, on the Node that runs it', () => {
+    // npm's EBADENGINE and ERESOLVE (peer) warnings name the package they are about, line by line.
+    expect(installOutput.split('\n').filter(line => /\bwarn\b/i.test(line) && line.includes('svc-auth-gateway'))).toEqual([])
+  })
+
   it('packs only what runs', async () => {
     const listing = JSON.parse(await npm(['pack', '--dry-run', '--json'], root)) as Array<{ files: Array<{ path: string }>, version: string }>
     const paths = listing[0]!.files.map(file => file.path)
