@@ -12,7 +12,8 @@
  * - scaling: one gateway process against two;
  * - streaming: 1 GiB up and down through one gateway, peak memory growth;
  * - memory: 200 streams of 32 MiB at once, the gateway against a bare node:http pipe proxy;
- * - login: the gateway's cost over the two IAM calls.
+ * - login: the gateway's cost over the two IAM calls;
+ * - runtimes: the gateway as shipped against fastify on each Node given (BENCH_NODES; the matrix's Node 24 by default).
  * bench/setup.mjs starts the servers they share, bench/load.mjs loads them, bench/table.mjs prints the table. A peer
  * that fails to start is reported as failed, never left out. Prints the table and writes bench/.tmp/last-table.md
  * (a run of some scenarios: bench/.tmp/last-table-NAME-NAME.md). BENCH_SKIP_BUILD=1 reuses the playground's build;
@@ -22,6 +23,7 @@ import { writeFileSync } from 'node:fs'
 import { ROUNDS, SECONDS } from './load.mjs'
 import * as login from './scenarios/login.mjs'
 import * as memory from './scenarios/memory.mjs'
+import * as runtimes from './scenarios/runtimes.mjs'
 import * as scaling from './scenarios/scaling.mjs'
 import * as seal from './scenarios/seal.mjs'
 import * as session from './scenarios/session.mjs'
@@ -36,7 +38,7 @@ import { tableLines, versions } from './table.mjs'
  * The scenarios, in the order they run.
  * @type {Record<string, { run: (bench: Bench) => Promise<import('./table.mjs').ScenarioResult> }>}
  */
-const SCENARIOS = { seal, throughput, session, verify, websockets, scaling, streaming, memory, login }
+const SCENARIOS = { seal, throughput, session, verify, websockets, scaling, streaming, memory, login, runtimes }
 /** The order of the table's rows. */
 const TABLE_ORDER = ['throughput', 'websockets', 'session', 'verify', 'streaming', 'memory', 'scaling', 'login', 'seal']
 

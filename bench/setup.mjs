@@ -104,10 +104,10 @@ export class Bench {
     return { port, url: `http://127.0.0.1:${port}`, child }
   }
 
-  /** A Node script of the bench (`node bench/SCRIPT PORT ...args`) on a free port. */
-  async startScript(name, script, args = [], cpu = 0) {
+  /** A Node script of the bench (`node bench/SCRIPT PORT ...args`) on a free port; `node`: another Node binary. */
+  async startScript(name, script, args = [], cpu = 0, node = process.execPath) {
     const port = await freePort()
-    return this.start(name, process.execPath, [`bench/${script}`, String(port), ...args], port, { cpu })
+    return this.start(name, node, [`bench/${script}`, String(port), ...args], port, { cpu })
   }
 
   /** Builds the playground (`nuxt build playground`) once a run, unless BENCH_SKIP_BUILD=1 and a build is there. */
@@ -162,14 +162,15 @@ http { access_log off; client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; kee
   /**
    * A new gateway process on a free port: the playground's build with the dev IAM, a fresh secret shared by every
    * gateway of the run, the throughput backend, access log off, then `env` over that. Its stdout goes to LOGNAME.log.
+   * `node`: another Node binary to run it on (the build is the same JavaScript).
    * @param {Record<string, string>} env
    * @returns {Promise<Server>}
    */
-  async startGateway(name, env, logName, cpu = 0) {
+  async startGateway(name, env, logName, cpu = 0, node = process.execPath) {
     await this.build()
     const port = await freePort()
     const base = { HOST: '127.0.0.1', APP_SESSION_SECRET: this.secret, APP_AUTH_BASE_URL: (await this.iam()).url, APP_API_PROXY_TARGET: await this.tinyBackend(), APP_ACCESS_LOG: 'false' }
-    return this.start(name, process.execPath, [GATEWAY], port, { env: { ...base, ...env, PORT: String(port) }, logName, cpu })
+    return this.start(name, node, [GATEWAY], port, { env: { ...base, ...env, PORT: String(port) }, logName, cpu })
   }
 
   /** Access log and metrics listener on (a metrics port of its own): the gateway as observed in production. */

@@ -20,8 +20,8 @@ import { root } from './setup.mjs'
  * }} PathRow
  */
 /**
- * A check of the table; `ok` undefined: not measured.
- * @typedef {{ what: string, figure: string, target: string, ok: boolean | undefined }} Check
+ * A check of the table; `ok` undefined: not measured; null: a figure shown without a target.
+ * @typedef {{ what: string, figure: string, target: string, ok: boolean | null | undefined }} Check
  */
 /** @typedef {{ paths?: PathRow[], checks: Check[] }} ScenarioResult what a scenario gives the table */
 
@@ -55,7 +55,7 @@ export function versions() {
   ]
 }
 
-const verdict = ok => (ok === undefined ? '**not measured**' : ok ? 'holds' : '**NOT MET**')
+const verdict = ok => (ok === undefined ? '**not measured**' : ok === null ? '—' : ok ? 'holds' : '**NOT MET**')
 const ratio = (a, b) => (a?.rps && b?.rps ? (a.rps / b.rps).toFixed(2) : '—')
 
 /**
