@@ -27,7 +27,9 @@ const consumerRange = process.env.MATRIX_CONSUMER_NUXT ?? '^4'
  */
 function run(file, args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(file, args, { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    // A step that hangs is ended (and red) after 15 minutes: CI never waits for ever.
+    const child = spawn(file, args, { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 15 * 60_000 })
+    child.on('error', error => resolve({ ok: false, output: String(error), stdout: '' }))
     let output = ''
     let stdout = ''
     child.stdout.on('data', (chunk) => {
@@ -68,11 +70,13 @@ for (const major of majors) {
     const version = (await run(node, ['--version'])).output.trim()
     note = version
     // The consumer's Nuxt, resolved once (the newest version in the range), so the line names the version that ran.
-    const consumerNuxt = (await run('npm', ['view', `nuxt@${consumerRange}`, 'version', '--json'])).stdout.match(/"(\d+\.\d+\.\d+)"\s*\]?\s*$/)?.[1] ?? consumerRange
+    const resolved = (await run('npm', ['view', `nuxt@${consumerRange}`, 'version', '--json'])).stdout.match(/"(\d+\.\d+\.\d+)"\s*\]?\s*$/)?.[1]
+    // Unresolved (no registry): the range goes to the app as it is, and the line says so.
+    const consumerNuxt = resolved ?? `${consumerRange} (unresolved)`
     const steps = [
       ['build', [join(root, 'node_modules/nuxt/bin/nuxt.mjs'), 'build', 'playground'], {}],
       ['unit + integration', [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'unit', '--project', 'integration'], {}],
-      [`consumer, nuxt ${consumerNuxt}`, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'consumer'], { SVC_CONSUMER_NUXT: consumerNuxt }],
+      [`consumer, nuxt ${consumerNuxt}`, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'consumer'], { SVC_CONSUMER_NUXT: resolved ?? consumerRange }],
     ]
     ok = true
     for (const [name, args, env] of /** @type {Array<[string, string[], Record<string, string>]>} */ (steps)) {

@@ -1,4 +1,5 @@
 import { decideRoute, FORBIDDEN_MESSAGE } from '../../shared/guard'
+import { leaveLoginPage } from '../lib/after-login'
 import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
 
 /**
@@ -18,7 +19,7 @@ export default defineNuxtRouteMiddleware((to) => {
     useAppConfig().svcAuth?.homePath,
   )
   if (decision.action === 'login') return navigateTo(decision.to)
-  if (decision.action === 'redirect') return navigateTo(decision.to, { replace: true })
+  if (decision.action === 'redirect') return leaveLoginPage(decision.to)
   if (decision.action === 'forbidden') {
     return abortNavigation(createError({ statusCode: 403, statusMessage: 'Forbidden', message: FORBIDDEN_MESSAGE, data: { message: FORBIDDEN_MESSAGE }, fatal: true }))
   }

@@ -1,6 +1,7 @@
 import { LOGIN_PATH } from '../../shared/guard'
 import { safeRedirect } from '../../shared/redirect'
 import { useAuth } from '../composables/useAuth'
+import { leaveLoginPage } from '../lib/after-login'
 import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
 import { announceAuthChange, onAuthChange } from '../lib/auth-channel'
 
@@ -45,7 +46,7 @@ function followSession(): void {
       await refresh()
       // A tab waiting on the login page moves on to its internal `redirect`, as after its own login.
       const current = router.currentRoute.value
-      if (current.path === LOGIN_PATH && user.value) await navigateTo(safeRedirect(current.query.redirect, useAppConfig().svcAuth?.homePath), { replace: true })
+      if (current.path === LOGIN_PATH && user.value) await leaveLoginPage(safeRedirect(current.query.redirect, useAppConfig().svcAuth?.homePath))
       return
     }
     user.value = null

@@ -52,15 +52,17 @@ function fixedLabelHistogram(name: string, help: string, label: string, values: 
   const seconds = new Float64Array(OBSERVATION_BATCH)
   let held = 0
   const flush = () => {
-    for (let at = 0; at < held; at++) children[labels[at]!]!.observe(seconds[at]!)
+    const count = held
     held = 0
+    for (let at = 0; at < count; at++) children[labels[at]!]!.observe(seconds[at]!)
   }
   const histogram = new Histogram({ name, help, labelNames: [label], buckets: LATENCY_BUCKETS, registers, collect: flush })
   const children = values.map(value => histogram.labels(value))
   return {
     observe(labelValue, value) {
       const index = indexOf.get(labelValue)
-      if (index === undefined) return
+      // prom-client throws on a value that is not a finite number: never from a request's end.
+      if (index === undefined || !Number.isFinite(value)) return
       labels[held] = index
       seconds[held] = value
       if (++held === OBSERVATION_BATCH) flush()

@@ -107,7 +107,7 @@ export async function startCaddy(addresses: FrontProxyAddresses): Promise<FrontP
     ['gateway:3000', addresses.gateway],
     ['grafana:3000', addresses.service],
   ])
-  // The test's own global options: no admin endpoint (files run side by side), no HTTPS.
-  writeFileSync(join(folder, 'Caddyfile'), `{\n\tadmin off\n\tauto_https off\n}\n${site}`)
+  // The test's own global options: no admin endpoint (files run side by side), no HTTPS, loopback only.
+  writeFileSync(join(folder, 'Caddyfile'), `{\n\tadmin off\n\tauto_https off\n\tdefault_bind 127.0.0.1\n}\n${site}`)
   return run('caddy', 'caddy', ['run', '--config', join(folder, 'Caddyfile'), '--adapter', 'caddyfile'], port, folder, { XDG_DATA_HOME: folder, XDG_CONFIG_HOME: folder, HOME: folder })
 }
