@@ -3,7 +3,11 @@
  * (BroadcastChannel, or a localStorage 'storage' event where it is missing). Client only.
  */
 
-export type AuthChange = 'login' | 'logout' | 'ended'
+/**
+ * 'login', 'logout', 'ended' (the session's end passed here); 'gone': a tab started without a session (a logout by a
+ * plain link or a typed /auth/logout, in this tab or elsewhere): the others check with the server.
+ */
+export type AuthChange = 'login' | 'logout' | 'ended' | 'gone'
 
 const CHANNEL = 'svc-auth'
 const STORAGE_KEY = 'svc:auth:change'
@@ -28,7 +32,7 @@ export function announceAuthChange(change: AuthChange): void {
 
 /** Calls `listener` when another tab announces a change; returns what stops listening. */
 export function onAuthChange(listener: (change: AuthChange) => void): () => void {
-  const isChange = (value: unknown): value is AuthChange => value === 'login' || value === 'logout' || value === 'ended'
+  const isChange = (value: unknown): value is AuthChange => value === 'login' || value === 'logout' || value === 'ended' || value === 'gone'
   const open = useChannel()
   if (open) {
     const onMessage = (event: MessageEvent) => {

@@ -10,7 +10,8 @@ import { announceAuthChange, onAuthChange } from '../lib/auth-channel'
  * once at start: on the server during SSR (forwarding the browser's cookie, so the first HTML already knows the user),
  * and on the client only when no server render did it. The token never enters this state.
  * In the browser it also keeps tabs in step: a login elsewhere shows the user here; a logout or a session end
- * elsewhere (or here, when the session's end passes) sends this tab to the login page with its path as `redirect`.
+ * elsewhere (or here, when the session's end passes) sends this tab to the login page with its path as `redirect`;
+ * a tab that starts without a session (after a logout by any path) makes the others check with the server.
  */
 export default defineNuxtPlugin({
   name: 'svc-auth',
@@ -26,6 +27,9 @@ export default defineNuxtPlugin({
       return
     }
     followSession()
+    // A tab that starts without a session says so: a logout by a plain link or a typed /auth/logout ends here, and
+    // the other tabs must hear of it too (they check with the server; see followSession).
+    if (!useAuthUser().value) announceAuthChange('gone')
   },
 })
 
@@ -47,6 +51,14 @@ function followSession(): void {
       // A tab waiting on the login page moves on to its internal `redirect`, as after its own login.
       const current = router.currentRoute.value
       if (current.path === LOGIN_PATH && user.value) await leaveLoginPage(safeRedirect(current.query.redirect, useAppConfig().svcAuth?.homePath))
+      return
+    }
+    if (change === 'gone') {
+      // Another tab started without a session. A tab without a user has nothing to do (no loop between tabs on the
+      // login page); one with a user asks the server, which has the last word, and leaves only when it is gone.
+      if (!user.value || await refresh()) return
+      expiresAt.value = null
+      await toLogin()
       return
     }
     user.value = null

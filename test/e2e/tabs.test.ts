@@ -37,6 +37,33 @@ describe('tabs of one browser stay in step', () => {
     expect(isLoginWith('/about')(new URL(second.url()))).toBe(true)
   })
 
+  it('a logout by a typed /auth/logout in one tab sends the other to the login page, with no reload loop', async () => {
+    const first = await stack.context.newPage()
+    await logIn(first, 'sale', 'sale123', '/orders')
+    const second = await stack.context.newPage()
+    // A plain navigation: no script of the app says anything before the page goes.
+    await second.goto(url('/auth/logout?redirect=%2Fabout'))
+    await second.waitForURL(url('/about'))
+    await first.waitForURL(isLoginWith('/orders'), { timeout: 5_000 })
+    expect(await first.getByTestId('user-name').count()).toBe(0)
+    // Both stay where they are: the login page and the public page announce 'gone' and nobody moves again.
+    await first.waitForTimeout(1_000)
+    expect(isLoginWith('/orders')(new URL(first.url()))).toBe(true)
+    expect(new URL(second.url()).pathname).toBe('/about')
+  })
+
+  it('a tab that starts without a session leaves the signed-in tabs alone while the session lives', async () => {
+    const first = await stack.context.newPage()
+    await logIn(first, 'viewer', 'viewer123', '/orders')
+    // Another browser context (no cookie) is another browser: its announcement does not reach this one. In this one,
+    // a tab that starts signed in announces nothing; the first tab stays.
+    const second = await stack.context.newPage()
+    await second.goto(url('/about'))
+    await expect.poll(() => second.getByTestId('user-name').textContent()).toBe(USERS.viewer.fullName)
+    await first.waitForTimeout(500)
+    expect(new URL(first.url()).pathname).toBe('/orders')
+  })
+
   it('a login in one tab shows the user in the other', async () => {
     const first = await stack.context.newPage()
     await first.goto(url('/orders'))
