@@ -7,6 +7,9 @@ import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
  * 403 error page. Client-side gating tidies the UI only: the backend checks every request.
  */
 export default defineNuxtRouteMiddleware((to) => {
+  // The server already rendered this page's error (the 403 of a direct load): hydrating it must not raise it again,
+  // which Nuxt would log as an error caught during app initialization.
+  if (import.meta.client && useNuxtApp().isHydrating && useError().value) return
   // A session whose end has passed is over: the next navigation goes to the login page.
   const expiresAt = useAuthExpiresAt()
   if (import.meta.client && expiresAt.value !== null && Date.now() >= expiresAt.value) {
