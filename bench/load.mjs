@@ -89,15 +89,19 @@ export async function interleavedRounds(targets, log) {
  */
 export async function headToHead([, urlA, headersA], [, urlB, headersB], rounds = DUEL_ROUNDS) {
   const ratios = []
+  let non2xx = 0
   const p99s = { a: /** @type {number[]} */ ([]), b: /** @type {number[]} */ ([]) }
   for (let round = 0; round < rounds; round++) {
     const [a, b] = round % 2 === 0
       ? await Promise.all([load(urlA, headersA), load(urlB, headersB)])
       : (await Promise.all([load(urlB, headersB), load(urlA, headersA)])).reverse()
     ratios.push(b.rps / a.rps)
+    non2xx += a.non2xx + b.non2xx
     p99s.a.push(a.p99)
     p99s.b.push(b.p99)
   }
+  // A duel of answers that are not 2xx compares errors, not proxies: said, never taken for a figure.
+  if (non2xx) throw new Error(`head to head: ${non2xx} answers were not 2xx (${urlA} against ${urlB})`)
   return { ratios, p99: { a: median(p99s.a), b: median(p99s.b) } }
 }
 

@@ -57,7 +57,9 @@ export function prettyStream(load: () => Promise<PrettyModule> = () => import('p
   const lines = new PassThrough()
   load().then(
     ({ default: pretty }) => lines.pipe(pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ...(out && { destination: out }) })),
-    () => {
+    (error: NodeJS.ErrnoException) => {
+      // Only a missing package falls back to JSON; any other failure to load it is the process's to see.
+      if (error?.code !== 'ERR_MODULE_NOT_FOUND' && !/Cannot find (package|module)/.test(String(error?.message))) throw error
       out ??= process.stdout
       out.write(`${JSON.stringify({ level: 'warn', time: Date.now(), msg: 'APP_LOG_FORMAT=pretty: chưa cài pino-pretty (npm install pino-pretty), log ghi dạng JSON.' })}\n`)
       lines.pipe(out)
