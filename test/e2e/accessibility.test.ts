@@ -1,24 +1,13 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { AUTHENTICATOR_OTP } from '../../dev/iam.mjs'
 import { logoutConfirmationHtml } from '../../server/core/logout-page'
-import { useBrowserStack } from '../support/browser'
+import { axeViolations, useBrowserStack } from '../support/browser'
 
 // The login page's 429 needs a low limit; nothing else here depends on it.
 const stack = useBrowserStack({ gateway: { APP_RATE_LIMIT_PER_USER: '2' } })
 const url = (path: string) => stack.gateway.url + path
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-interface Violation { id: string, impact: string | null, help: string, nodes: Array<{ target: string[] }> }
-
-/** axe-core's violations of the page as it is now, of any impact, one line each. */
-async function violations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE })
-  const found = await page.evaluate(async () => (await (window as unknown as { axe: { run: () => Promise<{ violations: Violation[] }> } }).axe.run()).violations)
-  return found.map(v => `${v.impact}: ${v.id} (${v.help}) at ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)
-}
+const violations = (page: Page) => axeViolations(page)
 
 async function openLogin(page: Page, username = '', password = '') {
   await page.goto(url('/auth/login'))

@@ -1,6 +1,6 @@
 import type { ConsoleMessage, Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
-import { useBrowserStack } from '../support/browser'
+import { logInThroughPage, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 const url = (path: string) => stack.gateway.url + path
@@ -22,14 +22,7 @@ function consoleProblems(page: Page): string[] {
   return problems
 }
 
-async function logIn(page: Page, username: string, password: string) {
-  await page.goto(url('/auth/login'))
-  await page.locator('button[type=submit]:not([disabled])').waitFor()
-  await page.getByLabel('Tên đăng nhập').fill(username)
-  await page.getByLabel('Mật khẩu').fill(password)
-  await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
-  await page.waitForURL(url('/'))
-}
+const logIn = (page: Page, username: string, password: string) => logInThroughPage(page, stack.gateway.url, username, password, '/auth/login', '/')
 
 describe('a clean console', () => {
   it('on every page of the playground, a 403 and an unknown page loaded directly included', async () => {

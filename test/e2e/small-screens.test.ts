@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { SCREENSHOTS, useBrowserStack } from '../support/browser'
+import { axeViolations, SCREENSHOTS, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 const url = (path: string) => stack.gateway.url + path
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const contexts: BrowserContext[] = []
 afterEach(async () => {
   await Promise.all(contexts.splice(0).map(context => context.close()))
@@ -36,11 +33,7 @@ async function layoutProblems(page: Page): Promise<string[]> {
   })
 }
 
-async function contrastViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE })
-  const found = await page.evaluate(async () => (await (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string, nodes: Array<{ target: string[] }> }> }> } }).axe.run(document, { runOnly: ['color-contrast'] })).violations)
-  return found.map(v => `${v.id} at ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)
-}
+const contrastViolations = (page: Page) => axeViolations(page, ['color-contrast'])
 
 describe.each([[360, 'light'], [360, 'dark'], [1280, 'light'], [1280, 'dark']] as const)('at %i px, %s', (width, scheme) => {
   it.each([

@@ -1,20 +1,13 @@
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { USERS } from '../../dev/iam.mjs'
-import { SCREENSHOTS, useBrowserStack } from '../support/browser'
+import { logInThroughPage, SCREENSHOTS, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 
 const url = (path: string) => stack.gateway.url + path
 
-async function logIn(page: Page, username: string, password: string, path = '/') {
-  await page.goto(url(path))
-  await page.locator('button[type=submit]:not([disabled])').waitFor()
-  await page.getByLabel('Tên đăng nhập').fill(username)
-  await page.getByLabel('Mật khẩu').fill(password)
-  await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
-  await page.waitForURL(url(path))
-}
+const logIn = (page: Page, username: string, password: string, path = '/') => logInThroughPage(page, stack.gateway.url, username, password, path)
 
 const isLoginWith = (redirect: string) => (target: URL) => target.pathname === '/auth/login' && target.searchParams.get('redirect') === redirect
 

@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type BrowserContext } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { useStack, type Stack, type StackOptions } from './stack'
 
@@ -47,4 +48,32 @@ export function useBrowserStack(options: StackOptions = {}): BrowserStack {
     browser: { get: () => browser.browser, enumerable: true },
     context: { get: () => browser.context, enumerable: true },
   }) as BrowserStack
+}
+
+/**
+ * Logs in through the login page as a user would: opens `from` on the gateway at `base` (a protected page sends the
+ * browser to the login page), fills the form once it is hydrated, submits, and waits to land on `to`.
+ */
+export async function logInThroughPage(page: Page, base: string, username: string, password: string, from = '/', to = from): Promise<void> {
+  await page.goto(base + from)
+  await page.locator('button[type=submit]:not([disabled])').waitFor()
+  await page.getByLabel('Tên đăng nhập').fill(username)
+  await page.getByLabel('Mật khẩu').fill(password)
+  await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
+  await page.waitForURL(base + to)
+}
+
+let axeSource: string | undefined
+
+/**
+ * axe-core's violations of the page as it is now (the rules of `runOnly`, else all), one line each: impact, rule, help
+ * and where. axe-core is injected from its package (a devDependency), never fetched.
+ */
+export async function axeViolations(page: Page, runOnly?: string[]): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+  await page.addScriptTag({ content: axeSource })
+  type Violation = { id: string, impact: string | null, help: string, nodes: Array<{ target: string[] }> }
+  type Axe = { run: (context: Document, options: object) => Promise<{ violations: Violation[] }> }
+  const found = await page.evaluate(async rules => (await (window as unknown as { axe: Axe }).axe.run(document, rules ? { runOnly: rules } : {})).violations, runOnly)
+  return found.map(v => `${v.impact}: ${v.id} (${v.help}) at ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)
 }
