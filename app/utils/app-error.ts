@@ -1,7 +1,5 @@
+import { formatMessage, vi } from '../../shared/messages'
 import type { GatewayErrorBody } from '../../shared/types'
-
-/** Shown when the gateway could not be reached at all. */
-const NETWORK_ERROR_MESSAGE = 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.'
 
 /**
  * Every error of a gateway route as the client reads it: `status` (0 for a network failure) and the
@@ -16,16 +14,23 @@ export class AppError extends Error {
   /**
    * Any thrown value as an AppError: an ofetch FetchError carries the route's JSON body in `data`
    * ({ statusCode, statusMessage }); the reason phrase on the status line is English and is not used.
+   * `message` stays the contract's Vietnamese; useAuthMessages().describeError shows it in the page's language.
    */
   static from(error: unknown): AppError {
     if (error instanceof AppError) return error
-    const failure = error as { data?: unknown, statusCode?: number, status?: number, response?: unknown } | null
+    const failure = error as { data?: unknown, statusCode?: number, status?: number, response?: unknown, cause?: unknown, message?: unknown, __nuxt_error?: boolean } | null
+    // useAsyncData's NuxtError around what useApi threw; from the server render, the payload brings only the
+    // NuxtError's statusCode and message (the AppError's), not its cause.
+    if (failure?.cause instanceof AppError) return failure.cause
+    if (failure?.__nuxt_error && !failure.response && !failure.data && typeof failure.statusCode === 'number' && typeof failure.message === 'string' && failure.message) {
+      return new AppError(failure.statusCode, failure.message)
+    }
     const data = failure?.data as Partial<GatewayErrorBody> & { message?: unknown } | undefined
     const status = typeof data?.statusCode === 'number' ? data.statusCode : failure?.statusCode ?? failure?.status ?? 0
-    if (!status || !failure?.response) return new AppError(0, NETWORK_ERROR_MESSAGE)
+    if (!status || !failure?.response) return new AppError(0, vi.errors.network)
     const message = typeof data?.statusMessage === 'string' && data.statusMessage
       ? data.statusMessage
-      : typeof data?.message === 'string' && data.message ? data.message : `Lỗi máy chủ (HTTP ${status}).`
+      : typeof data?.message === 'string' && data.message ? data.message : formatMessage(vi.errors.httpStatus, { status })
     return new AppError(status, message)
   }
 }

@@ -74,6 +74,14 @@ describe('AppError', () => {
     expect(failure).toMatchObject({ status: 0, message: 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.' })
   })
 
+  it('reads useAsyncData\'s error around what useApi threw: in the browser (its cause) and from the server render (the payload\'s NuxtError)', () => {
+    const thrown = new AppError(500, 'apiProxyTarget chưa cấu hình.')
+    expect(AppError.from(createError(thrown))).toBe(thrown)
+    const fromPayload = createError({ statusCode: 500, message: 'apiProxyTarget chưa cấu hình.' })
+    expect(AppError.from(fromPayload)).toMatchObject({ status: 500, message: 'apiProxyTarget chưa cấu hình.' })
+    expect(AppError.from({ statusCode: 500, message: 'not a NuxtError' })).toMatchObject({ status: 0 })
+  })
+
   it('reads a backend body { message } too', () => {
     expect(AppError.from({ response: {}, statusCode: 403, data: { message: 'Thiếu quyền /orders/delete.' } }))
       .toMatchObject({ status: 403, message: 'Thiếu quyền /orders/delete.' })
