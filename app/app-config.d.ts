@@ -9,6 +9,10 @@ declare module '@nuxt/schema' {
       logoUrl?: string
       /** The page after login when the login page has no internal `redirect`. @default '/' */
       homePath?: string
+      /** Language of the layer's pages: 'vi', 'en', or 'auto' (the browser's languages). @default 'vi' */
+      locale?: 'vi' | 'en' | 'auto'
+      /** Texts to replace, per language and section (keys in shared/messages/vi.ts). @default {} */
+      messages?: import('../shared/messages').MessageOverrides
     }
   }
 }

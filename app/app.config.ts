@@ -9,5 +9,12 @@ export default defineAppConfig({
     logoUrl: '',
     /** The page after login when the login page has no internal `redirect`. @default '/' */
     homePath: '/',
+    /**
+     * Language of the layer's pages (login, error, logout confirmation): 'vi', 'en', or 'auto' (the browser's
+     * languages; Accept-Language in the server render). The JSON answers keep the contract's Vietnamese. @default 'vi'
+     */
+    locale: 'vi' as 'vi' | 'en' | 'auto',
+    /** Texts to replace, per language and section (shared/messages/vi.ts lists every key): `{ en: { login: { title: 'Welcome' } } }`. @default {} */
+    messages: {},
   },
 })

@@ -1,3 +1,4 @@
+import { vi } from './messages'
 import { hasAllPermissions } from './permissions'
 import { safeRedirect } from './redirect'
 import type { AuthUser } from './types'
@@ -5,7 +6,8 @@ import type { AuthUser } from './types'
 /** Path of the login page (GET); POST on the same path is the login route. */
 export const LOGIN_PATH = '/auth/login'
 
-export const FORBIDDEN_MESSAGE = 'Bạn không có quyền truy cập trang này.'
+/** The 403 page's message (the contract's Vietnamese; the error page shows it in the page's language). */
+export const FORBIDDEN_MESSAGE = vi.errors.forbiddenPage
 
 /** What a page declares in definePageMeta. */
 export interface GuardMeta {

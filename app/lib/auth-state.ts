@@ -1,4 +1,5 @@
 import type { Ref } from 'vue'
+import { DEFAULT_LOCALE, type Locale } from '../../shared/messages'
 import type { AuthUser } from '../../shared/types'
 
 // The layer's own client state: imported by path, never auto-imported into the app (README, API).
@@ -16,4 +17,12 @@ export function useAuthUser(): Ref<AuthUser | null> {
 /** The shared state of when the session ends (ms since the epoch; null without a session). */
 export function useAuthExpiresAt(): Ref<number | null> {
   return useState<number | null>(EXPIRES_STATE_KEY, () => null)
+}
+
+/** Key of the shared client state that holds the pages' language ('vi' or 'en'), chosen once per page load. */
+export const LOCALE_STATE_KEY = 'svc:auth:locale'
+
+/** The pages' language (plugin 01.locale chooses it from appConfig.svcAuth.locale). */
+export function useAuthLocale(): Ref<Locale> {
+  return useState<Locale>(LOCALE_STATE_KEY, () => DEFAULT_LOCALE)
 }

@@ -1,3 +1,10 @@
 export default defineAppConfig({
-  svcAuth: { productName: 'Quản lý đơn hàng', logoUrl: '/logo.svg' },
+  svcAuth: {
+    productName: 'Quản lý đơn hàng',
+    logoUrl: '/logo.svg',
+    // The layer's pages speak the browser's language (Vietnamese or English); this app's own pages stay Vietnamese.
+    locale: 'auto',
+    // One of the layer's texts in this app's own words (any key of shared/messages/vi.ts, per language).
+    messages: { en: { login: { lead: 'Use your company account (IAM) to manage orders.' } } },
+  },
 })

@@ -1,6 +1,5 @@
 /** The page that asks before logging out when another site sent the browser to /auth/logout. Pure. */
-
-export const LOGOUT_QUESTION = 'Bạn có muốn đăng xuất?'
+import { vi, type AuthMessages, type Locale } from '../../shared/messages'
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`)
@@ -8,17 +7,19 @@ function escapeHtml(text: string): string {
 
 /**
  * A small same-origin page: its button goes to `logoutUrl` again, which is then a same-origin navigation and logs out.
- * `logoutUrl` must already be an internal URL (built from a safe redirect).
+ * `logoutUrl` must already be an internal URL (built from a safe redirect). Texts in `locale` (Vietnamese by default),
+ * from `messages` (the table with the app's overrides), escaped like the address.
  */
-export function logoutConfirmationHtml(logoutUrl: string): string {
+export function logoutConfirmationHtml(logoutUrl: string, locale: Locale = 'vi', messages: AuthMessages = vi): string {
   const href = escapeHtml(logoutUrl)
+  const text = messages.logout
   return `<!doctype html>
-<html lang="vi">
+<html lang="${locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Đăng xuất</title>
+<title>${escapeHtml(text.title)}</title>
 <style>
 body{font-family:system-ui,sans-serif;background:#f4f6f8;color:#1f2933;display:grid;place-items:center;min-height:100vh;margin:0}
 main{background:#fff;padding:2rem 2.5rem;border-radius:12px;box-shadow:0 2px 12px rgba(0,0,0,.08);text-align:center}
@@ -29,9 +30,9 @@ a{display:inline-block;margin:0 .5rem;padding:.6rem 1.4rem;border-radius:8px;tex
 </head>
 <body>
 <main>
-<h1>${LOGOUT_QUESTION}</h1>
-<a class="primary" href="${href}">Đăng xuất</a>
-<a class="secondary" href="/">Ở lại</a>
+<h1>${escapeHtml(text.question)}</h1>
+<a class="primary" href="${href}">${escapeHtml(text.confirm)}</a>
+<a class="secondary" href="/">${escapeHtml(text.stay)}</a>
 </main>
 </body>
 </html>

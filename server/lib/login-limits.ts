@@ -2,7 +2,8 @@ import type { H3Event } from 'h3'
 import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/rate-limit'
 import { clientAddress } from './audit'
 import { useGatewayConfig } from './gateway-config'
-import { GatewayError } from './gateway-error'
+import { formatMessage } from '../../shared/messages'
+import { GatewayError, MESSAGES } from './gateway-error'
 import { IamRefusal } from './iam-client'
 import { connectRedis } from './redis'
 import { RedisRateLimitStore } from './redis-rate-limit'
@@ -63,7 +64,7 @@ async function reserveAttempt(event: H3Event, username: string): Promise<Attempt
   const result = await (await useStore()).reserve(entries, windowSeconds * 1000)
   if (!result.ok) {
     const seconds = retryAfterSeconds(result.retryAfterMs)
-    throw new GatewayError(429, `Bạn đã thử quá nhiều lần. Vui lòng thử lại sau ${seconds} giây.`, { 'retry-after': String(seconds) })
+    throw new GatewayError(429, formatMessage(MESSAGES.tooManyAttempts, { seconds }), { 'retry-after': String(seconds) })
   }
   const reserved = entries.filter(entry => entry.limit > 0).map(entry => entry.key)
   return {

@@ -97,11 +97,26 @@ describe('accessibility: axe-core finds no violation of any impact', () => {
     await submit(page)
     await page.waitForURL(url('/'))
     const found: Record<string, string[]> = {}
-    for (const path of ['/', '/orders', '/orders/new', '/about', '/admin', '/no-such-page']) {
+    for (const path of ['/', '/orders', '/orders/1', '/orders/new', '/about', '/admin', '/no-such-page']) {
       await page.goto(url(path))
       await page.waitForLoadState('networkidle')
       found[path] = await violations(page)
     }
-    expect(found).toEqual({ '/': [], '/orders': [], '/orders/new': [], '/about': [], '/admin': [], '/no-such-page': [] })
+    expect(found).toEqual({ '/': [], '/orders': [], '/orders/1': [], '/orders/new': [], '/about': [], '/admin': [], '/no-such-page': [] })
+  })
+
+  it('on the 500 page (an order page whose API target is not configured)', async () => {
+    const gateway = await stack.gatewayWith({ APP_AUTH_MOCK: 'true', APP_API_PROXY_TARGET: '' })
+    const page = await stack.context.newPage()
+    await page.goto(`${gateway.url}/auth/login?redirect=%2Forders%2F1`)
+    await page.locator('button[type=submit]:not([disabled])').waitFor()
+    await page.getByLabel('Tên đăng nhập').fill('admin')
+    await page.getByLabel('Mật khẩu').fill('anything')
+    await submit(page)
+    await page.waitForURL(`${gateway.url}/orders/1`)
+    expect((await page.reload())?.status()).toBe(500)
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Đã có lỗi xảy ra')
+    expect(await page.locator('.error-page__message').textContent()).toContain('apiProxyTarget chưa cấu hình.')
+    expect(await violations(page)).toEqual([])
   })
 })

@@ -1,19 +1,24 @@
 import type { BrowserContext, Page } from 'playwright-core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations, SCREENSHOTS, useBrowserStack } from '../support/browser'
+import type { RunningGateway } from '../support/gateway'
 
 const stack = useBrowserStack()
-const url = (path: string) => stack.gateway.url + path
+// A gateway whose API target is not configured: its order page is the 500 page.
+let broken: RunningGateway
+beforeAll(async () => {
+  broken = await stack.gatewayWith({ APP_AUTH_MOCK: 'true', APP_API_PROXY_TARGET: '' })
+})
 const contexts: BrowserContext[] = []
 afterEach(async () => {
   await Promise.all(contexts.splice(0).map(context => context.close()))
 })
 
-/** A page of a new context of this width and colour scheme; signed in as admin when `signedIn`. */
-async function pageOf(width: number, colorScheme: 'light' | 'dark', signedIn: boolean): Promise<Page> {
-  const context = await stack.browser.newContext({ viewport: { width, height: 800 }, colorScheme, locale: 'vi-VN' })
+/** A page of a new context of this width, colour scheme and language; signed in as admin at `base` when `signedIn`. */
+async function pageOf(base: string, width: number, colorScheme: 'light' | 'dark', locale: string, signedIn: boolean): Promise<Page> {
+  const context = await stack.browser.newContext({ viewport: { width, height: 800 }, colorScheme, locale })
   contexts.push(context)
-  if (signedIn) expect((await context.request.post(url('/auth/login'), { data: { username: 'admin', password: 'admin123' } })).status()).toBe(200)
+  if (signedIn) expect((await context.request.post(`${base}/auth/login`, { data: { username: 'admin', password: 'admin123' } })).status()).toBe(200)
   return context.newPage()
 }
 
@@ -37,14 +42,17 @@ const contrastViolations = (page: Page) => axeViolations(page, ['color-contrast'
 
 describe.each([[360, 'light'], [360, 'dark'], [1280, 'light'], [1280, 'dark']] as const)('at %i px, %s', (width, scheme) => {
   it.each([
-    ['/auth/login', 'the login page', false],
-    ['/admin', 'the 403 page', true],
-    ['/no-such-page', 'the 404 page', true],
-  ] as const)('%s (%s) fits, has targets of 24 px or more, and contrast to WCAG AA', async (path, _page, signedIn) => {
-    const page = await pageOf(width, scheme, signedIn)
-    await page.goto(url(path))
+    ['/auth/login', 'the login page', 'vi-VN', false],
+    ['/auth/login', 'the login page in English (longer texts)', 'en-US', false],
+    ['/admin', 'the 403 page', 'vi-VN', true],
+    ['/no-such-page', 'the 404 page', 'vi-VN', true],
+    ['/orders/1', 'the 500 page', 'vi-VN', true],
+  ] as const)('%s (%s) fits, has targets of 24 px or more, and contrast to WCAG AA', async (path, _page, locale, signedIn) => {
+    const base = path === '/orders/1' ? broken.url : stack.gateway.url
+    const page = await pageOf(base, width, scheme, locale, signedIn)
+    expect((await page.goto(base + path))?.status()).toBe(path === '/orders/1' ? 500 : path === '/admin' ? 403 : path === '/no-such-page' ? 404 : 200)
     await page.waitForLoadState('networkidle')
-    await page.screenshot({ path: `${SCREENSHOTS}${path.replaceAll('/', '_')}-${width}-${scheme}.png`, fullPage: true })
+    await page.screenshot({ path: `${SCREENSHOTS}${path.replaceAll('/', '_')}-${locale}-${width}-${scheme}.png`, fullPage: true })
     expect(await layoutProblems(page)).toEqual([])
     expect(await contrastViolations(page)).toEqual([])
   })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { logoutConfirmationHtml } from '../../server/core/logout-page'
+import { messagesFor } from '../../shared/messages'
 
 describe('logoutConfirmationHtml', () => {
   it('asks in Vietnamese and links to the logout URL it is given', () => {
@@ -14,5 +15,22 @@ describe('logoutConfirmationHtml', () => {
     const html = logoutConfirmationHtml('/auth/logout?redirect="><script>alert(1)</script>&\'')
     expect(html).not.toContain('<script>')
     expect(html).toContain('href="/auth/logout?redirect=&#34;&#62;&#60;script&#62;alert(1)&#60;/script&#62;&#38;&#39;"')
+  })
+})
+
+describe('logoutConfirmationHtml in English, with an app\'s own texts', () => {
+  it('asks in English with <html lang="en">', () => {
+    const html = logoutConfirmationHtml('/auth/logout?redirect=%2F', 'en', messagesFor('en'))
+    expect(html).toContain('<html lang="en">')
+    expect(html).toContain('<title>Sign out</title>')
+    expect(html).toContain('<h1>Do you want to sign out?</h1>')
+    expect(html).toContain('>Sign out</a>')
+    expect(html).toContain('>Stay</a>')
+    expect(html).not.toContain('đăng xuất')
+  })
+
+  it('escapes an override as it escapes the address', () => {
+    const html = logoutConfirmationHtml('/auth/logout', 'en', messagesFor('en', { en: { logout: { question: 'Leave <b>now</b>?' } } }))
+    expect(html).toContain('<h1>Leave &#60;b&#62;now&#60;/b&#62;?</h1>')
   })
 })

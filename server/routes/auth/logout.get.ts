@@ -1,4 +1,6 @@
 import { getQuery } from 'h3'
+import { useAppConfig } from 'nitropack/runtime'
+import { acceptedLanguages, messagesFor, pickLocale, type MessageOverrides } from '../../../shared/messages'
 import { encodeLocation, safeRedirect } from '../../../shared/redirect'
 import { logoutConfirmationHtml } from '../../core/logout-page'
 import { audit } from '../../lib/audit'
@@ -18,8 +20,12 @@ export default defineGatewayRoute(async (event) => {
   const redirect = safeRedirect(getQuery(event).redirect)
   const site = event.node.req.headers['sec-fetch-site']
   if (site === 'cross-site' || site === 'same-site') {
-    const html = logoutConfirmationHtml(`/auth/logout?redirect=${encodeURIComponent(redirect)}`)
+    // In the pages' language (appConfig.svcAuth.locale; 'auto' reads Accept-Language), with the app's own texts.
+    const { locale: setting, messages } = (useAppConfig().svcAuth ?? {}) as { locale?: unknown, messages?: MessageOverrides }
+    const locale = pickLocale(setting, acceptedLanguages(event.node.req.headers['accept-language']))
+    const html = logoutConfirmationHtml(`/auth/logout?redirect=${encodeURIComponent(redirect)}`, locale, messagesFor(locale, messages))
     res.statusCode = 200
+    if (setting === 'auto') res.setHeader('vary', 'Accept-Language')
     res.setHeader('content-type', 'text/html; charset=utf-8')
     res.setHeader('content-security-policy', 'default-src \'none\'; style-src \'unsafe-inline\'; frame-ancestors \'none\'')
     res.setHeader('x-frame-options', 'DENY')
