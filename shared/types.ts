@@ -50,3 +50,10 @@ export interface GatewayErrorBody {
   statusCode: number
   statusMessage: string
 }
+
+/** How the login page logs in: the contract IAM's form, or the OpenID Provider's login (`sso`, APP_AUTH_KIND=oidc). */
+export interface LoginMethod {
+  sso: boolean
+  /** The login page sends the browser straight to the provider (APP_OIDC_AUTO_REDIRECT). */
+  autoRedirect: boolean
+}

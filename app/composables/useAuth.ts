@@ -3,16 +3,18 @@ import type { AuthUser, LoginCredentials, SessionResponse } from '../../shared/t
 import { safeRedirect } from '../../shared/redirect'
 import { AppError } from '../utils/app-error'
 import { announceAuthChange } from '../lib/auth-channel'
-import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
+import { useAuthExpiresAt, useAuthUser, useLoginMethod } from '../lib/auth-state'
 
 /**
- * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `login(credentials)`,
+ * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `login(credentials?)`,
  * `logout(redirect?)`, `refresh()`. Errors are AppError (status, message). Other tabs hear of logins and logouts.
  */
 export function useAuth() {
   const user = useAuthUser()
   const expiresAt = useAuthExpiresAt()
   const requestFetch = useRequestFetch()
+  const router = useRouter()
+  const loginMethod = useLoginMethod()
 
   /** Re-reads GET /auth/session (fresh permissions, end of the session); a failure counts as signed out. */
   async function refresh(): Promise<AuthUser | null> {
@@ -28,7 +30,17 @@ export function useAuth() {
     return user.value
   }
 
-  async function login(credentials: LoginCredentials): Promise<AuthUser> {
+  /**
+   * Logs in with the IAM's credentials. With an OpenID Provider (APP_AUTH_KIND=oidc), or without credentials, the
+   * browser goes to the provider's login instead (GET /auth/sso) and comes back to `redirect` (default: this page);
+   * the promise does not settle then, the page is left.
+   */
+  async function login(credentials?: LoginCredentials, redirect?: string): Promise<AuthUser> {
+    if (!credentials || loginMethod.value.sso) {
+      const back = safeRedirect(redirect ?? router.currentRoute.value.fullPath)
+      await navigateTo(`/auth/sso?redirect=${encodeURIComponent(back)}`, { external: true })
+      return new Promise<never>(() => {})
+    }
     let answer: { user: AuthUser }
     try {
       answer = await $fetch<{ user: AuthUser }>('/auth/login', { method: 'POST', body: credentials })

@@ -1,6 +1,6 @@
 import type { Ref } from 'vue'
 import { DEFAULT_LOCALE, type Locale } from '../../shared/messages'
-import type { AuthUser } from '../../shared/types'
+import type { AuthUser, LoginMethod } from '../../shared/types'
 
 // The layer's own client state: imported by path, never auto-imported into the app (README, API).
 
@@ -25,4 +25,12 @@ export const LOCALE_STATE_KEY = 'svc:auth:locale'
 /** The pages' language (plugin 01.locale chooses it from appConfig.svcAuth.locale). */
 export function useAuthLocale(): Ref<Locale> {
   return useState<Locale>(LOCALE_STATE_KEY, () => DEFAULT_LOCALE)
+}
+
+/** Key of the shared client state that says how the login page logs in (filled by the server render). */
+export const LOGIN_METHOD_STATE_KEY = 'svc:auth:login'
+
+/** How the login page logs in: the IAM's form, or the OpenID Provider (`sso`). */
+export function useLoginMethod(): Ref<LoginMethod> {
+  return useState<LoginMethod>(LOGIN_METHOD_STATE_KEY, () => ({ sso: false, autoRedirect: false }))
 }

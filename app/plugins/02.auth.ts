@@ -2,7 +2,8 @@ import { LOGIN_PATH } from '../../shared/guard'
 import { safeRedirect } from '../../shared/redirect'
 import { useAuth } from '../composables/useAuth'
 import { leaveLoginPage } from '../lib/after-login'
-import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
+import { useAuthExpiresAt, useAuthUser, useLoginMethod } from '../lib/auth-state'
+import type { LoginMethod } from '../../shared/types'
 import { announceAuthChange, onAuthChange } from '../lib/auth-channel'
 
 /**
@@ -22,6 +23,9 @@ export default defineNuxtPlugin({
       loaded.value = true
     }
     if (import.meta.server) {
+      // How to log in, as the gateway's configuration says (server/plugins/gateway-config.ts).
+      const method = useRequestEvent()?.context.svcAuthLogin as LoginMethod | undefined
+      if (method) useLoginMethod().value = method
       // HTML that holds a user must not be cached by anyone.
       if (useAuthUser().value) useRequestEvent()?.node.res.setHeader('cache-control', 'no-store')
       return

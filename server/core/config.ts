@@ -6,6 +6,7 @@
  */
 
 import { GATEWAY_DEFAULTS as D } from './defaults'
+import { oidcMapping, parseOidcConfig, type OidcConfig } from './oidc-config'
 import { checkTrustList, type ProxyTrust } from './forwarding'
 
 export interface IamMapping {
@@ -29,6 +30,10 @@ export interface IamMapping {
 }
 
 export interface GatewayConfig {
+  /** 'iam': the contract's IAM; 'oidc': an OpenID Provider (`oidc` holds its settings). */
+  kind: 'iam' | 'oidc'
+  /** Set when kind is 'oidc'. */
+  oidc?: OidcConfig
   mock: boolean
   /** IAM base address without a trailing '/'; '' when not configured. */
   baseURL: string
@@ -87,6 +92,7 @@ export const MIN_SECRET_LENGTH = 32
 /** The runtimeConfig subtree the layer declares (see nuxt.config.ts); every leaf may arrive as any JSON value. */
 export interface RawGatewayConfig {
   auth?: Record<string, unknown>
+  oidc?: Record<string, unknown>
   session?: Record<string, unknown>
   apiProxyTarget?: unknown
   apiProxyTimeout?: unknown
@@ -291,8 +297,19 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
   const rateLimit = raw.rateLimit ?? {}
   const path = (key: string, fallback: string) => toText(mapping[key], fallback)
 
+  const kind = toChoice(auth.kind, ['iam', 'oidc'] as const, 'iam', 'APP_AUTH_KIND')
+  const mock = toBool(auth.mock, 'APP_AUTH_MOCK')
+  if (kind === 'oidc' && mock) throw new ConfigError('APP_AUTH_MOCK=true không dùng được với APP_AUTH_KIND=oidc: chọn một.')
+  const oidcRaw = raw.oidc ?? {}
+  const oidc = kind === 'oidc'
+    ? parseOidcConfig(Object.fromEntries(Object.entries(oidcRaw).map(([key, value]) => [key, toText(value)])),
+        toBool(oidcRaw.autoRedirect, 'APP_OIDC_AUTO_REDIRECT'), message => new ConfigError(message))
+    : undefined
+
   return {
-    mock: toBool(auth.mock, 'APP_AUTH_MOCK'),
+    kind,
+    ...(oidc ? { oidc } : {}),
+    mock,
     baseURL: toBaseUrl(auth.baseURL, 'APP_AUTH_BASE_URL'),
     clientId: toText(auth.clientId),
     clientsCacheSeconds: toInt(auth.clientsCacheSeconds, D.auth.clientsCacheSeconds, 'APP_AUTH_CLIENTS_CACHE_SECONDS'),
@@ -304,7 +321,8 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       otpSend: toEndpoint(endpoints.otpSend, D.auth.endpoints.otpSend),
       logout: toEndpoint(endpoints.logout, D.auth.endpoints.logout),
     },
-    mapping: {
+    // With an OpenID Provider, a path left at the IAM's default reads the standard claim instead (sub, name, email, ...).
+    mapping: (kind === 'oidc' ? oidcMapping : (mapping: IamMapping) => mapping)({
       token: path('token', D.auth.mapping.token),
       expiresIn: path('expiresIn', D.auth.mapping.expiresIn),
       id: path('id', D.auth.mapping.id),
@@ -321,7 +339,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       clientCode: path('clientCode', D.auth.mapping.clientCode),
       clientName: path('clientName', D.auth.mapping.clientName),
       transactionId: path('transactionId', D.auth.mapping.transactionId),
-    },
+    }),
     authenMethod: {
       authenticator: toText(authenMethod.authenticator, D.auth.authenMethod.authenticator) || D.auth.authenMethod.authenticator,
       messenger: toText(authenMethod.messenger, D.auth.authenMethod.messenger) || D.auth.authenMethod.messenger,

@@ -14,6 +14,10 @@ const CONTRACT_ROUTES: Record<string, ContractRoute> = {
   '/auth/logout': { methods: ['GET', 'HEAD'], group: 'logout' },
   // The forward-auth check (lib/forward-auth.ts), answered at the gate.
   '/auth/verify': { methods: ['GET', 'HEAD'], group: 'verify' },
+  // OpenID Connect (APP_AUTH_KIND=oidc; 404 otherwise): the trip to the provider and back, its back-channel logout.
+  '/auth/sso': { methods: ['GET', 'HEAD'], group: 'login' },
+  '/auth/callback': { methods: ['GET', 'HEAD'], group: 'login' },
+  '/auth/backchannel-logout': { methods: ['POST'], group: 'logout' },
 }
 
 /** The contract route of a router path (the router ignores one trailing '/'), else undefined. */

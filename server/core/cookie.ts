@@ -8,11 +8,13 @@ export const COOKIE_BUDGET_BYTES = 4096
 export interface CookieOptions {
   maxAgeSeconds: number
   secure: boolean
+  /** @default '/' */
+  path?: string
 }
 
-/** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/, Secure unless told otherwise. */
+/** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/ (or `path`), Secure unless told otherwise. */
 export function serializeCookie(name: string, value: string, options: CookieOptions): string {
-  const parts = [`${name}=${value}`, `Max-Age=${options.maxAgeSeconds}`, 'Path=/', 'HttpOnly', 'SameSite=Lax']
+  const parts = [`${name}=${value}`, `Max-Age=${options.maxAgeSeconds}`, `Path=${options.path ?? '/'}`, 'HttpOnly', 'SameSite=Lax']
   if (options.maxAgeSeconds > 0) parts.splice(2, 0, `Expires=${new Date(Date.now() + options.maxAgeSeconds * 1000).toUTCString()}`)
   else parts.splice(2, 0, 'Expires=Thu, 01 Jan 1970 00:00:00 GMT')
   if (options.secure) parts.push('Secure')

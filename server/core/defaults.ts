@@ -6,6 +6,8 @@
  */
 export const GATEWAY_DEFAULTS = {
   auth: {
+    /** Which IAM: 'iam' (the contract's) or 'oidc' (an OpenID Provider, settings under oidc). @default 'iam' */
+    kind: 'iam',
     /** IAM base address; required unless mock. @default '' */
     baseURL: '',
     /** Mock mode: no IAM, any account. @default false */
@@ -53,6 +55,22 @@ export const GATEWAY_DEFAULTS = {
       /** @default 'MESSENGER' */
       messenger: 'MESSENGER',
     },
+  },
+  oidc: {
+    /** The OpenID Provider's issuer URL (discovery at `<issuer>/.well-known/openid-configuration`); required with kind oidc. @default '' */
+    issuer: '',
+    /** The gateway's client id at the provider; required with kind oidc. @default '' */
+    clientId: '',
+    /** The client secret; '' makes a public client (PKCE only). @default '' */
+    clientSecret: '',
+    /** Space-separated scopes asked for. @default 'openid profile email offline_access' */
+    scopes: 'openid profile email offline_access',
+    /** Where the provider sends the browser back; '' is the request's own origin + /auth/callback. @default '' */
+    redirectUri: '',
+    /** Where the provider sends the browser after logging out there; '' is the request's own origin + /. @default '' */
+    postLogoutRedirectUri: '',
+    /** The login page sends the browser straight to the provider. @default false */
+    autoRedirect: false,
   },
   session: {
     /** At least 32 characters; required at start. */

@@ -50,10 +50,11 @@ export interface SealKeys {
 }
 
 /**
- * Derives the keys once. Mock mode uses another HKDF `info`, so a mock cookie is no session for a real gateway.
+ * Derives the keys once. Mock mode and an OpenID Provider (`kind` 'oidc') use another HKDF `info` each, so a cookie of
+ * one is no session for a gateway of another (a mock cookie for a real gateway, a contract-IAM cookie for an OIDC one).
  */
-export function deriveSealKeys(secrets: string[], mock: boolean): SealKeys {
-  const info = mock ? 'svc_session v1 mock' : 'svc_session v1'
+export function deriveSealKeys(secrets: string[], mock: boolean, kind: 'iam' | 'oidc' = 'iam'): SealKeys {
+  const info = mock ? 'svc_session v1 mock' : kind === 'oidc' ? 'svc_session v1 oidc' : 'svc_session v1'
   return {
     keys: secrets.map(secret => Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, info, 32))),
   }
@@ -69,11 +70,31 @@ function asciiJson(value: unknown): string {
 
 /** Seals a payload with the current key. */
 export function sealSession(payload: SessionPayload, sealKeys: SealKeys): string {
+  return sealValue(payload, sealKeys)
+}
+
+/**
+ * Seals any JSON value in the session's format with the current key (the OpenID login's short-lived cookie, the
+ * tokens kept in Redis). Each reader checks the shape it expects, so one kind is never taken for another.
+ */
+export function sealValue(value: unknown, sealKeys: SealKeys): string {
   const iv = randomBytes(IV_BYTES)
   const cipher = createCipheriv('aes-256-gcm', sealKeys.keys[0]!, iv)
-  const ciphertext = Buffer.concat([cipher.update(asciiJson(payload), 'utf8'), cipher.final()])
+  const ciphertext = Buffer.concat([cipher.update(asciiJson(value), 'utf8'), cipher.final()])
   const tag = cipher.getAuthTag()
   return `${SEAL_VERSION}.${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${tag.toString('base64url')}`
+}
+
+/** The JSON value a sealed text holds, or null when it is malformed, tampered or sealed with an unknown key. */
+export function unsealValue(value: string | undefined, sealKeys: SealKeys, maxLength = 65_536): unknown {
+  const text = openSealed(value, sealKeys, maxLength)
+  if (text === null) return null
+  try {
+    return JSON.parse(text)
+  }
+  catch {
+    return null
+  }
 }
 
 /** base64url decoding that refuses any text that does not re-encode to itself (Node ignores stray bits). */
@@ -94,7 +115,13 @@ function isUser(value: unknown): value is AuthUser {
  * is null: "no session", never an error.
  */
 export function unsealSession(value: string | undefined, sealKeys: SealKeys, now = Date.now()): SessionPayload | null {
-  if (!value || value.length > 8192) return null
+  const text = openSealed(value, sealKeys)
+  return text === null ? null : validPayload(text, now)
+}
+
+/** The text a sealed value holds (any of the keys), or null. */
+function openSealed(value: string | undefined, sealKeys: SealKeys, maxLength = 8192): string | null {
+  if (!value || value.length > maxLength) return null
   const parts = value.split('.')
   if (parts.length !== 4 || parts[0] !== SEAL_VERSION) return null
   const iv = decodeExact(parts[1]!)
@@ -113,7 +140,7 @@ export function unsealSession(value: string | undefined, sealKeys: SealKeys, now
     catch {
       continue
     }
-    return validPayload(text, now)
+    return text
   }
   return null
 }

@@ -5,7 +5,6 @@ import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { backendRequestHeaders, browserResponseHeaders, forwardContext, type ClientInfo } from '../core/forwarding'
 import { routerPath } from '../core/route-match'
-import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
 import { statusClass, useMetrics } from './metrics'
@@ -14,6 +13,7 @@ import type { Exchange } from './request-observer'
 import { proxiedRuleHeaders } from './route-decider'
 import { throttledWarning } from './throttled-warning'
 import { openLiveSession } from './session-cookie'
+import { sessionToken } from './session-token'
 
 /** Pooled keep-alive connections to the backend. */
 const backendAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })
@@ -64,7 +64,7 @@ const warnGatewayCookies = throttledWarning()
  * the request gate's `exchange` (one 'close' listener a request), or from a 'close' listener of its own without one.
  */
 export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope): void {
-  const { id, client, exchange } = scope
+  const { id } = scope
   const { config } = useGatewayConfig()
   const ruleHeaders = proxiedRuleHeaders?.(routerPath(req.url ?? '/'))
   if (!config.apiProxyTarget) return answerError(res, id, new GatewayError(500, MESSAGES.proxyTargetMissing))
@@ -74,7 +74,22 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
 
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
-  const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, cookie ? liveToken(openLiveSession(cookie)) : undefined))
+  const token = cookie ? sessionToken(openLiveSession(cookie)) : undefined
+  const backend = { origin, path, host, ruleHeaders }
+  // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
+  if (token instanceof Promise) {
+    token.then(value => forwardToBackend(req, res, scope, backend, value), (error: unknown) => answerError(res, id, toGatewayError(error)))
+    return
+  }
+  forwardToBackend(req, res, scope, backend, token)
+}
+
+/** Sends the request on with the session's token (see proxyApiRequest). */
+function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: { origin: string, path: string, host: string, ruleHeaders: Record<string, string> | undefined }, token: string | undefined): void {
+  const { id, client, exchange } = scope
+  const { config } = useGatewayConfig()
+  const { origin, path, host, ruleHeaders } = backend
+  const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, token))
 
   try {
     runProxyRequestHooks(headers, req)

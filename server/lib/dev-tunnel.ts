@@ -7,11 +7,11 @@ import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { acceptedRequestId, backendRequestHeaders, clientInfo, forwardContext } from '../core/forwarding'
 import { isSameOriginHandshake } from '../core/origin-check'
 import { decideApiRequest, routerPath } from '../core/route-match'
-import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES } from './gateway-error'
 import { useRouteDecider } from './route-decider'
 import { openLiveSession } from './session-cookie'
+import { sessionToken } from './session-token'
 
 /** How long the backend gets to take the handshake. */
 const HANDSHAKE_TIMEOUT_MS = 10_000
@@ -74,7 +74,7 @@ export const devTunnel = defineWebSocket({
     const path = backendPath(rawUrl, target.pathname)
     if (path === null) return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
     const cookie = readSingleCookie(incoming.cookie, SESSION_COOKIE)
-    const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, liveToken(cookie ? openLiveSession(cookie) : null)))
+    const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, await sessionToken(cookie ? openLiveSession(cookie) : null)))
     const headers = Object.fromEntries(Object.entries(forwarded).filter(([name]) => !OWN_HANDSHAKE.test(name) && name !== 'host'))
     const protocols = (incoming['sec-websocket-protocol'] ?? '').split(',').map(part => part.trim()).filter(Boolean)
     let backend: WebSocket

@@ -4,8 +4,9 @@ import { authRequestHeaders, isAllowed, loginLocation, parseVerifyQuery, wantsLo
 import type { ClientInfo } from '../core/forwarding'
 import { liveToken } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
-import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
+import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
 import { openLiveSession } from './session-cookie'
+import { sessionToken } from './session-token'
 
 const VERIFY_PATH = '/auth/verify'
 
@@ -54,6 +55,13 @@ export function answerVerify(req: IncomingMessage, res: ServerResponse, client: 
   if (!isAllowed(user, query)) return sendGatewayError(res, new GatewayError(403, MESSAGES.verifyForbidden))
   const headers: Record<string, string> = { ...authRequestHeaders(user), 'cache-control': 'no-store', 'content-length': '0' }
   // The token only to a trusted proxy: anyone else asking is a browser's script or a stranger (docs/forward-auth.md).
-  if (config.verifyPassToken && token && client.viaTrustedProxy) headers.authorization = `Bearer ${token}`
-  res.writeHead(200, headers).end()
+  if (!config.verifyPassToken || !client.viaTrustedProxy) return void res.writeHead(200, headers).end()
+  const pass = (value: string | undefined) => {
+    if (value) headers.authorization = `Bearer ${value}`
+    res.writeHead(200, headers).end()
+  }
+  // An OpenID session's token may need its store (first use here) or a renewal.
+  const passed = token ?? sessionToken(session)
+  if (passed instanceof Promise) passed.then(pass, (error: unknown) => sendGatewayError(res, toGatewayError(error)))
+  else pass(passed)
 }

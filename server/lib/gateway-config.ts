@@ -48,7 +48,7 @@ export function useGatewayConfig(): { config: GatewayConfig, sealKeys: SealKeys,
   if (!cached) {
     const raw = rawConfig()
     const config = parseGatewayConfig(raw, secretsFor(raw))
-    const sealKeys = deriveSealKeys(config.secrets, config.mock)
+    const sealKeys = deriveSealKeys(config.secrets, config.mock, config.kind)
     cached = { config, sealKeys, sessions: new SessionCache(sealKeys) }
   }
   return cached

@@ -27,6 +27,26 @@ export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Pro
     discard(req, 0)
     return Promise.reject(new RequestError(415, MESSAGES.notJson))
   }
+  return readLimitedText(event, limit).then(parseObject)
+}
+
+/**
+ * Reads an `application/x-www-form-urlencoded` body (the provider's back-channel logout) with the same limits: its
+ * fields, or a RequestError (415 for another type, 413, 408).
+ */
+export function readFormFields(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Promise<URLSearchParams> {
+  const req = event.node.req
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+  if (type !== 'application/x-www-form-urlencoded') {
+    discard(req, 0)
+    return Promise.reject(new RequestError(415, MESSAGES.notForm))
+  }
+  return readLimitedText(event, limit).then(text => new URLSearchParams(text))
+}
+
+/** The body as text: at most `limit` bytes (413), within APP_AUTH_BODY_TIMEOUT seconds of the headers (408). */
+function readLimitedText(event: H3Event, limit: number): Promise<string> {
+  const req = event.node.req
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > limit) {
     discard(req, 0)
@@ -54,7 +74,7 @@ export function readJsonObject(event: H3Event, limit = MAX_AUTH_BODY_BYTES): Pro
     }
     const onEnd = () => {
       stop()
-      resolve(parseObject(Buffer.concat(chunks).toString('utf8')))
+      resolve(Buffer.concat(chunks).toString('utf8'))
     }
     req.on('data', onData)
     req.on('end', onEnd)

@@ -3,6 +3,7 @@ import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
 import { pingRevocationsRedis } from './revocations'
 import { isShuttingDown } from './shutdown'
+import { oidcReady } from './oidc/provider'
 import { storesReady } from './stores'
 
 /** How long the IAM and the backend get to answer a readiness check. */
@@ -31,7 +32,7 @@ function reachability(): Promise<{ iam: Reach, backend: Reach }> {
   const now = Date.now()
   if (!reachCache || now - reachCache.at > REACH_INTERVAL_MS) {
     const { config } = useGatewayConfig()
-    const iam = config.mock ? Promise.resolve<Reach>('mock') : config.baseURL ? answers(config.baseURL) : Promise.resolve<Reach>('not configured')
+    const iam = config.mock ? Promise.resolve<Reach>('mock') : config.kind === 'oidc' ? answers(config.oidc!.issuer) : config.baseURL ? answers(config.baseURL) : Promise.resolve<Reach>('not configured')
     const backend = config.apiProxyTarget ? answers(config.apiProxyTarget) : Promise.resolve<Reach>('not configured')
     reachCache = { at: now, result: Promise.all([iam, backend]).then(([iam, backend]) => ({ iam, backend })) }
   }
@@ -49,7 +50,8 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
 
 /**
  * GET /healthz: 200 `{ status: 'ok' }` while the process serves. GET /readyz: 200 when the gateway can serve (Redis
- * answers, when configured), else 503: `starting` until the stores have started (lib/stores.ts), `not ready` while
+ * answers, when configured), else 503: `starting` until the stores have started (lib/stores.ts) and, with
+ * APP_AUTH_KIND=oidc, the provider's discovery has succeeded (`checks.oidc`), `not ready` while
  * Redis does not answer, `shutting down` from the moment SIGTERM arrives; the body names each dependency and
  * whether it answered (IAM or backend never make it fail). Other methods: 405.
  */
@@ -64,6 +66,8 @@ export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMess
     config.redisUrl ? pingRevocationsRedis().then((ok): Reach => ok ? 'up' : 'down') : Promise.resolve<Reach>('not configured'),
     reachability(),
   ])
-  const status = isShuttingDown() ? 'shutting down' : !storesReady() ? 'starting' : redis === 'down' ? 'not ready' : 'ready'
-  send(req, res, status === 'ready' ? 200 : 503, { status, checks: { redis, iam, backend } })
+  // An OpenID Provider whose discovery has not succeeded yet: no login could start.
+  const oidc = config.kind !== 'oidc' ? undefined : oidcReady() ? 'up' : 'down'
+  const status = isShuttingDown() ? 'shutting down' : !storesReady() || oidc === 'down' ? 'starting' : redis === 'down' ? 'not ready' : 'ready'
+  send(req, res, status === 'ready' ? 200 : 503, { status, checks: { redis, iam, backend, ...(oidc ? { oidc } : {}) } })
 }

@@ -41,10 +41,10 @@ export function hasPlantedSession(event: H3Event): boolean {
 }
 
 /**
- * Seals a new session into svc_session. Over the 4 KB budget the stored user drops permissions, then roles;
- * still over: 500, never a cookie the browser would drop silently.
+ * Seals a new session into svc_session (and returns it: its `sid` and `iat`). Over the 4 KB budget the stored user
+ * drops permissions, then roles; still over: 500, never a cookie the browser would drop silently.
  */
-export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): void {
+export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): SessionPayload {
   const { sealKeys } = useGatewayConfig()
   const payload: SessionPayload = { ...session, iat: Date.now(), sid: newSessionId() }
   const fit = fitSessionToBudget(payload, candidate =>
@@ -57,6 +57,7 @@ export function writeGatewaySession(event: H3Event, session: { user: AuthUser, a
     useLogger().warn(`cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ IAM).`)
   }
   appendResponseHeader(event, 'set-cookie', fit.setCookie)
+  return payload
 }
 
 /** Removes svc_session from the browser. */

@@ -18,6 +18,7 @@ import { requestIdOf, unscopedClient } from './request-gate'
 import { countExchange, writeAccessLine } from './request-observer'
 import { isSessionRevoked } from './revocations'
 import { openLiveSession } from './session-cookie'
+import { sessionToken } from './session-token'
 import { isShuttingDown, onShutdown, workStarted } from './shutdown'
 import { throttledWarning } from './throttled-warning'
 
@@ -44,7 +45,8 @@ function sweepEndedSessions(): void {
   const now = Date.now()
   for (const tunnel of tunnels) {
     const { session } = tunnel
-    if (session && (sessionExpiresAt(session) <= now || !liveToken(session, now) || isSessionRevoked(session))) tunnel.end()
+    // A contract-IAM token that expired ends the tunnel; mock and OpenID sessions keep no token in the cookie.
+    if (session && (sessionExpiresAt(session) <= now || (session.accessToken !== undefined && !liveToken(session, now)) || isSessionRevoked(session))) tunnel.end()
   }
 }
 
@@ -161,47 +163,56 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   }
   if (socket.destroyed) return release()
   socket.once('close', release)
-  const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, liveToken(session)))
-  try {
-    runProxyRequestHooks(headers, req)
-  }
-  catch (error) {
-    return fail(toGatewayError(error))
-  }
+  // The session's token: at once, or (an OpenID session's first use here, a renewal) when it comes.
+  const openBackend = (token: string | undefined) => {
+    const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, token))
+    try {
+      runProxyRequestHooks(headers, req)
+    }
+    catch (error) {
+      return fail(toGatewayError(error))
+    }
 
-  const backendRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
-    host: target.hostname,
-    port: target.port || undefined,
-    path: backendUrl,
-    method: 'GET',
-    headers,
-    agent: false,
-    timeout: config.apiProxyTimeout,
-  })
-  const onClientGone = () => backendRequest.destroy()
-  socket.once('close', onClientGone)
-  backendRequest.once('timeout', () => backendRequest.destroy(Object.assign(new Error('handshake timeout'), { code: 'ETIMEDOUT' })))
-  backendRequest.on('error', error => fail(handshakeFailure(error)))
-  // Any other answer (401, 403, 404, ...) goes back as it is, then the connection closes.
-  backendRequest.once('response', (response) => {
-    socket.off('close', onClientGone)
-    status = response.statusCode ?? 502
-    const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
-    socket.write(rawResponseHead(status, { ...out, connection: 'close' }))
-    closeWhenWritten(socket)
-    response.on('error', () => socket.destroy())
-    response.pipe(socket)
-    socket.once('close', () => response.destroy())
-  })
-  backendRequest.once('upgrade', (response, backendSocket: Socket, backendHead: Buffer) => {
-    socket.off('close', onClientGone)
-    if (socket.destroyed) return void backendSocket.destroy()
-    status = 101
-    const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
-    socket.write(rawResponseHead(101, { ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' }))
-    joinSockets(socket, head, backendSocket, backendHead, session)
-  })
-  backendRequest.end()
+    const backendRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
+      host: target.hostname,
+      port: target.port || undefined,
+      path: backendUrl,
+      method: 'GET',
+      headers,
+      agent: false,
+      timeout: config.apiProxyTimeout,
+    })
+    const onClientGone = () => backendRequest.destroy()
+    socket.once('close', onClientGone)
+    backendRequest.once('timeout', () => backendRequest.destroy(Object.assign(new Error('handshake timeout'), { code: 'ETIMEDOUT' })))
+    backendRequest.on('error', error => fail(handshakeFailure(error)))
+    // Any other answer (401, 403, 404, ...) goes back as it is, then the connection closes.
+    backendRequest.once('response', (response) => {
+      socket.off('close', onClientGone)
+      status = response.statusCode ?? 502
+      const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
+      socket.write(rawResponseHead(status, { ...out, connection: 'close' }))
+      closeWhenWritten(socket)
+      response.on('error', () => socket.destroy())
+      response.pipe(socket)
+      socket.once('close', () => response.destroy())
+    })
+    backendRequest.once('upgrade', (response, backendSocket: Socket, backendHead: Buffer) => {
+      socket.off('close', onClientGone)
+      if (socket.destroyed) return void backendSocket.destroy()
+      status = 101
+      const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
+      socket.write(rawResponseHead(101, { ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' }))
+      joinSockets(socket, head, backendSocket, backendHead, session)
+    })
+    backendRequest.end()
+  }
+  const token = sessionToken(session)
+  if (token instanceof Promise) {
+    token.then(value => socket.destroyed || openBackend(value), (error: unknown) => fail(toGatewayError(error)))
+    return
+  }
+  openBackend(token)
 }
 
 /** Joins the browser's and the backend's sockets until either side closes; tracked for the session sweep and the shutdown. */

@@ -5,13 +5,15 @@ import { createLogger, routeConsoleToLogger, setLogger } from '../lib/logger'
 import { startMetricsListener } from '../lib/metrics-listener'
 import { journalPendingRevocations } from '../lib/revocations'
 import { startStores } from '../lib/stores'
+import { startOidc, stopOidc } from '../lib/oidc/provider'
 import { keepTickShape } from '../lib/tick-shape'
+import type { LoginMethod } from '../../shared/types'
 
 /**
  * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
  * with a message naming the variable); then the metrics listener, the brute-force counters and
- * the shared revocations. With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
+ * the shared revocations, and the OpenID Provider's discovery (APP_AUTH_KIND=oidc, retried until it succeeds). With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
  * entries is kept alive, so an idle spell cannot slow the proxy (lib/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
@@ -27,6 +29,13 @@ export default defineNitroPlugin((nitroApp) => {
     process.exit(1)
   }
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
+  // How the login page logs in (the app's pages read it in their server render: plugin 02.auth).
+  const login: LoginMethod = config.kind === 'oidc' ? { sso: true, autoRedirect: config.oidc!.autoRedirect } : { sso: false, autoRedirect: false }
+  nitroApp.hooks.hook('request', (event) => {
+    event.context.svcAuthLogin = login
+  })
+  void startOidc()
+  nitroApp.hooks.hook('close', stopOidc)
   // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.
   void startStores()
   // After the drain (which waits for unwritten revocations): what Redis still has not taken goes to the journal.

@@ -35,19 +35,19 @@ export interface RunningGateway {
 
 /**
  * Starts the built playground (`npm run build` first), or another built app's server `entry`, with the given APP_*
- * variables, on a free loopback port, and waits until it answers. A port taken between its choice and the gateway's
+ * variables, on a free loopback port (or `fixedPort`: an address others were told in advance), and waits until it answers. A port taken between its choice and the gateway's
  * listen (another test file in parallel) is chosen again.
  */
-export async function startGateway(env: Record<string, string>, entry = SERVER_ENTRY): Promise<RunningGateway> {
+export async function startGateway(env: Record<string, string>, entry = SERVER_ENTRY, fixedPort?: number): Promise<RunningGateway> {
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first`)
   for (let attempt = 1; ; attempt++) {
     try {
-      const gateway = await spawnGateway(env, entry, await freePort())
+      const gateway = await spawnGateway(env, entry, fixedPort ?? await freePort())
       started.push(gateway)
       return gateway
     }
     catch (error) {
-      if (!(error instanceof PortTaken) || attempt === 5) throw error
+      if (!(error instanceof PortTaken) || attempt === 5 || fixedPort !== undefined) throw error
     }
   }
 }

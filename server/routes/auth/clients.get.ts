@@ -9,6 +9,7 @@ import { useLogger } from '../../lib/logger'
 export default defineGatewayRoute(async () => {
   const { config } = useGatewayConfig()
   if (config.mock) return { clients: MOCK_CLIENTS }
+  if (config.kind === 'oidc') return { clients: [] }
   requireIamBaseUrl()
   if (!config.endpoints.clients) return { clients: [] }
   try {

@@ -15,6 +15,8 @@ import { writeGatewaySession } from '../../lib/session-cookie'
  * Counted and audited (lib/audit.ts).
  */
 export default defineGatewayRoute(event => auditedAttempt(event, 'login', async (record) => {
+  // An OpenID Provider takes the passwords itself: GET /auth/sso.
+  if (useGatewayConfig().config.kind === 'oidc') throw new RequestError(400, MESSAGES.useSso)
   const credentials = parseLoginCredentials(await readJsonObject(event))
   if (!credentials) throw new RequestError(400, MESSAGES.missingCredentials)
   const { config } = useGatewayConfig()

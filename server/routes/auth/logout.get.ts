@@ -6,6 +6,8 @@ import { logoutConfirmationHtml } from '../../core/logout-page'
 import { audit } from '../../lib/audit'
 import { defineGatewayRoute } from '../../lib/gateway-route'
 import { notifyIamLogout } from '../../lib/iam-auth'
+import { endProviderSession } from '../../lib/oidc/logout'
+import { isOidc } from '../../lib/oidc/provider'
 import { revokeSession } from '../../lib/revocations'
 import { clearGatewaySession, readEverySession } from '../../lib/session-cookie'
 
@@ -13,7 +15,9 @@ import { clearGatewaySession, readEverySession } from '../../lib/session-cookie'
  * GET /auth/logout: revokes the session (a copy of the cookie is no session anywhere afterwards), tells the IAM when
  * APP_AUTH_ENDPOINTS_LOGOUT is set, removes svc_session and sends the browser to an internal `redirect` (else '/').
  * Reached by another site's navigation (Sec-Fetch-Site cross-site or same-site), it only asks (a page that cannot
- * be framed); the answer's button is then a same-origin navigation.
+ * be framed); the answer's button is then a same-origin navigation. With an OpenID Provider (APP_AUTH_KIND=oidc) the
+ * session's tokens are dropped on every instance and the browser goes on to the provider's logout (id_token_hint,
+ * post_logout_redirect_uri).
  */
 export default defineGatewayRoute(async (event) => {
   const res = event.node.res
@@ -33,13 +37,16 @@ export default defineGatewayRoute(async (event) => {
     return
   }
   // Every value that opens is one of ours (a planted second cookie included): each is revoked.
+  let providerLogout: string | undefined
   for (const session of readEverySession(event)) {
     await revokeSession(session)
     audit(event, 'logout', { userId: session.user.id, name: session.user.name })
     if (session.accessToken) notifyIamLogout(session.accessToken)
+    if (isOidc()) providerLogout ??= await endProviderSession(event, session)
   }
   clearGatewaySession(event)
   res.statusCode = 302
-  res.setHeader('location', encodeLocation(redirect))
+  // With an OpenID Provider, its own logout next (end_session_endpoint), which comes back to the post-logout address.
+  res.setHeader('location', encodeLocation(providerLogout ?? redirect))
   res.end()
 })

@@ -1,4 +1,5 @@
 import { liveToken, sessionExpiresAt } from '../../core/seal'
+import { sessionToken } from '../../lib/session-token'
 import { useGatewayConfig } from '../../lib/gateway-config'
 import { defineGatewayRoute } from '../../lib/gateway-route'
 import { fetchIamUser } from '../../lib/iam-auth'
@@ -18,6 +19,12 @@ export default defineGatewayRoute(async (event): Promise<SessionResponse> => {
     return NO_SESSION
   }
   const expiresAt = sessionExpiresAt(session)
+  if (useGatewayConfig().config.kind === 'oidc') {
+    // An OpenID session lives while its tokens do (a refresh the provider refused, a memory store's restart: gone);
+    // a provider that does not answer does not end it here.
+    const token = await Promise.resolve(sessionToken(session)).catch(() => true)
+    return token ? { user: session.user, expiresAt } : NO_SESSION
+  }
   if (useGatewayConfig().config.mock || !session.accessToken) return { user: session.user, expiresAt }
   const token = liveToken(session)
   if (!token) return NO_SESSION

@@ -14,6 +14,7 @@ import { limitAttempt } from '../../../lib/login-limits'
  * Counted and audited (lib/audit.ts).
  */
 export default defineGatewayRoute(event => auditedAttempt(event, 'otp', async (record) => {
+  if (useGatewayConfig().config.kind === 'oidc') throw new RequestError(400, MESSAGES.useSso)
   const credentials = parseLoginCredentials(await readJsonObject(event))
   if (!credentials) throw new RequestError(400, MESSAGES.missingCredentials)
   const { config } = useGatewayConfig()

@@ -1,0 +1,173 @@
+import { getQuery, type H3Event } from 'h3'
+import * as client from 'openid-client'
+import { safeRedirect } from '../../../shared/redirect'
+import { readCookie, serializeCookie } from '../../core/cookie'
+import { mapIamUser, MappingLimitError } from '../../core/mapping'
+import { sessionEndsAt, sealValue, unsealValue } from '../../core/seal'
+import { audit } from '../audit'
+import { useGatewayConfig } from '../gateway-config'
+import { useLogger } from '../logger'
+import { requestScope, unscopedClient } from '../request-gate'
+import { writeGatewaySession } from '../session-cookie'
+import { oidcSettings, useOidcClient } from './provider'
+import { expiryOf, keepTokens } from './tokens'
+
+/**
+ * The browser's trip to the OpenID Provider and back (authorization code + PKCE S256, `state` and `nonce`):
+ * GET /auth/sso sends it there with a short-lived sealed cookie that binds the trip to this browser; GET /auth/callback
+ * checks the answer against that cookie (openid-client: state, the code exchange with the PKCE verifier, the ID token's
+ * signature by the provider's JWKS, iss, aud, azp, nonce, exp/iat with 30 s of clock skew), maps the user from the ID
+ * token and userinfo claims (APP_AUTH_MAPPING_*), seals the session and keeps the tokens beside it.
+ */
+
+/** The cookie of one trip: one per `state`, so two tabs logging in at once do not undo each other. */
+const FLOW_COOKIE_PREFIX = 'svc_oidc_'
+const FLOW_PATH = '/auth/callback'
+const FLOW_TTL_SECONDS = 600
+const secure = !import.meta.dev
+
+interface Flow {
+  kind: 'oidc-login'
+  state: string
+  nonce: string
+  verifier: string
+  redirect: string
+  redirectUri: string
+  iat: number
+  /** This trip follows one whose ID token was signed by a key we did not hold yet (see finishProviderLogin). */
+  retried: boolean
+}
+
+function isFlow(value: unknown): value is Flow {
+  const flow = value as Partial<Flow> | null
+  return !!flow && flow.kind === 'oidc-login' && typeof flow.state === 'string' && typeof flow.nonce === 'string'
+    && typeof flow.verifier === 'string' && typeof flow.redirect === 'string' && typeof flow.redirectUri === 'string' && typeof flow.iat === 'number'
+}
+
+const flowCookieName = (state: string) => FLOW_COOKIE_PREFIX + state.slice(0, 16)
+
+/** The gateway's own origin as the browser sees it (X-Forwarded-Proto/-Host from a trusted proxy). */
+function ownOrigin(event: H3Event): string {
+  const client = requestScope(event)?.client ?? unscopedClient(event.node.req)
+  return `${client.proto}://${client.host}`
+}
+
+/** Where the provider sends the browser back: APP_OIDC_REDIRECT_URI, else this origin's /auth/callback. */
+function redirectUriFor(event: H3Event): string {
+  return oidcSettings().redirectUri || `${ownOrigin(event)}${FLOW_PATH}`
+}
+
+/** Where the provider sends the browser after its logout: APP_OIDC_POST_LOGOUT_REDIRECT_URI, else this origin's /. */
+export function postLogoutUriFor(event: H3Event): string {
+  return oidcSettings().postLogoutRedirectUri || `${ownOrigin(event)}/`
+}
+
+/** GET /auth/sso: the provider's authorization URL for this browser, with the trip's cookie set. */
+export async function startProviderLogin(event: H3Event): Promise<string> {
+  const config = useOidcClient()
+  const settings = oidcSettings()
+  const flow: Flow = {
+    kind: 'oidc-login',
+    state: client.randomState(),
+    nonce: client.randomNonce(),
+    verifier: client.randomPKCECodeVerifier(),
+    redirect: safeRedirect(getQuery(event).redirect),
+    redirectUri: redirectUriFor(event),
+    iat: Date.now(),
+    retried: getQuery(event).retry === '1',
+  }
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: flow.redirectUri,
+    scope: settings.scopes,
+    code_challenge: await client.calculatePKCECodeChallenge(flow.verifier),
+    code_challenge_method: 'S256',
+    state: flow.state,
+    nonce: flow.nonce,
+  })
+  const cookie = serializeCookie(flowCookieName(flow.state), sealValue(flow, useGatewayConfig().sealKeys), { maxAgeSeconds: FLOW_TTL_SECONDS, secure, path: FLOW_PATH })
+  event.node.res.appendHeader('set-cookie', cookie)
+  return url.href
+}
+
+/**
+ * Why a trip ended on the login page: the key of its message (shared/messages: ssoDenied, ssoExpired, ssoFailed,
+ * ssoUnavailable); or 'retry': start one new trip at once (the provider's session makes it a round trip).
+ */
+export type LoginFailure = 'ssoDenied' | 'ssoExpired' | 'ssoFailed' | 'ssoUnavailable' | 'retry'
+
+export class ProviderLoginError extends Error {
+  constructor(readonly reason: LoginFailure, readonly redirect: string, detail: string) {
+    super(detail)
+  }
+}
+
+/**
+ * GET /auth/callback: the session of a trip that comes back right, and the page to return to. Anything else throws
+ * ProviderLoginError (the route sends the browser to the login page with its message): never a 500, never a loop.
+ */
+export async function finishProviderLogin(event: H3Event): Promise<string> {
+  const query = getQuery(event)
+  const state = typeof query.state === 'string' ? query.state : ''
+  const name = state ? flowCookieName(state) : ''
+  const flow = name ? unsealValue(readCookie(event.node.req.headers.cookie, name), useGatewayConfig().sealKeys, 8192) : null
+  // The trip's cookie is used once, whatever happens next.
+  if (name) event.node.res.appendHeader('set-cookie', serializeCookie(name, '', { maxAgeSeconds: 0, secure, path: FLOW_PATH }))
+  if (!isFlow(flow) || flow.state !== state || Date.now() - flow.iat > FLOW_TTL_SECONDS * 1000) {
+    throw new ProviderLoginError('ssoExpired', '/', 'no trip of this browser for this state')
+  }
+  if (typeof query.error === 'string') {
+    throw new ProviderLoginError(query.error === 'access_denied' ? 'ssoDenied' : 'ssoFailed', flow.redirect, `provider error ${query.error}`)
+  }
+  const config = useOidcClient()
+  const currentUrl = new URL(flow.redirectUri)
+  currentUrl.search = new URLSearchParams(Object.entries(query).filter(([, value]) => typeof value === 'string') as Array<[string, string]>).toString()
+  let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>
+  try {
+    tokens = await client.authorizationCodeGrant(config, currentUrl, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, idTokenExpected: true })
+  }
+  catch (error) {
+    const { error: code, code: clientCode } = error as { error?: string, code?: string }
+    const detail = `${(error as Error).name}: ${(error as Error).message}${code ? ` (${code})` : ''}${clientCode ? ` [${clientCode}]` : ''}`
+    // A key the cached JWKS does not hold: the provider rotated its keys. openid-client fetches them again only when
+    // its copy is a minute old; ours is marked stale and the browser makes one new trip (the code is spent).
+    if (clientCode === 'OAUTH_KEY_SELECTION_FAILED' && !flow.retried) {
+      client.setJwksCache(config, { jwks: client.getJwksCache(config)?.jwks ?? { keys: [] }, uat: 0 })
+      throw new ProviderLoginError('retry', flow.redirect, detail)
+    }
+    throw new ProviderLoginError(code === 'invalid_grant' ? 'ssoExpired' : 'ssoFailed', flow.redirect, detail)
+  }
+  const claims = tokens.claims()!
+  let userinfo: Record<string, unknown> = {}
+  if (config.serverMetadata().userinfo_endpoint) {
+    userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub).catch((error: Error) => {
+      useLogger().warn({ error: error.message }, 'không đọc được userinfo của OpenID Provider: dùng claims của ID token.')
+      return {}
+    }) as Record<string, unknown>
+  }
+  let user
+  try {
+    user = mapIamUser(userinfo, useGatewayConfig().config.mapping, claims)
+  }
+  catch (error) {
+    if (error instanceof MappingLimitError) throw new ProviderLoginError('ssoFailed', flow.redirect, error.message)
+    throw error
+  }
+  if (!user.id) user.id = claims.sub
+  const now = Date.now()
+  const session = writeGatewaySession(event, { user })
+  await keepTokens({
+    sid: session.sid,
+    iat: session.iat,
+    userId: user.id,
+    sub: claims.sub,
+    ...(typeof claims.sid === 'string' ? { providerSid: claims.sid } : {}),
+    accessToken: tokens.access_token,
+    ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
+    ...(tokens.id_token ? { idToken: tokens.id_token } : {}),
+    expiresAt: expiryOf(tokens, now, sessionEndsAt(session)),
+    obtainedAt: now,
+    generation: 0,
+  })
+  audit(event, 'login.success', { username: user.email || user.id, userId: user.id, provider: oidcSettings().issuer })
+  return flow.redirect
+}

@@ -1,0 +1,74 @@
+import * as client from 'openid-client'
+import type { OidcConfig } from '../../core/oidc-config'
+import { useGatewayConfig } from '../gateway-config'
+import { GatewayError, MESSAGES } from '../gateway-error'
+import { useLogger } from '../logger'
+
+/**
+ * The OpenID Provider as the gateway knows it: its discovery document and signing keys, read at start with retries
+ * (1 s, doubling, at most 30 s apart) until they come. Until then /readyz answers 503 and the OIDC routes 503.
+ */
+
+let configuration: client.Configuration | undefined
+let discovering: Promise<void> | undefined
+let stopped = false
+
+/** Whether this gateway logs in through an OpenID Provider (APP_AUTH_KIND=oidc). */
+export function isOidc(): boolean {
+  return useGatewayConfig().config.kind === 'oidc'
+}
+
+/** The OIDC settings (only with APP_AUTH_KIND=oidc). */
+export function oidcSettings(): OidcConfig {
+  return useGatewayConfig().config.oidc!
+}
+
+/** Whether discovery has succeeded (for /readyz). */
+export function oidcReady(): boolean {
+  return configuration !== undefined
+}
+
+/** The provider's configuration for openid-client; 503 while discovery has not succeeded yet. */
+export function useOidcClient(): client.Configuration {
+  if (!configuration) throw new GatewayError(503, MESSAGES.ssoUnavailable)
+  return configuration
+}
+
+/**
+ * One discovery: the document at `<issuer>/.well-known/openid-configuration` (openid-client checks that its `issuer`
+ * is ours exactly). ID token signatures are checked against the provider's JWKS (`enableNonRepudiationChecks`: the
+ * keys are fetched again for a key id they do not hold, so a rotation at the provider is followed); plain http only
+ * for a loopback issuer (development and tests, as the configuration allows).
+ */
+async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<client.Configuration> {
+  const issuer = new URL(settings.issuer)
+  const auth = settings.clientSecret ? client.ClientSecretBasic(settings.clientSecret) : client.None()
+  const execute = [client.enableNonRepudiationChecks, ...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [])]
+  return client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds })
+}
+
+/** Starts discovery once (APP_AUTH_KIND=oidc); resolves when it has succeeded. */
+export function startOidc(): Promise<void> {
+  if (!isOidc()) return Promise.resolve()
+  discovering ??= (async () => {
+    const settings = oidcSettings()
+    const { iamTimeoutSeconds } = useGatewayConfig().config
+    for (let attempt = 0, delay = 1_000; !stopped; attempt++, delay = Math.min(delay * 2, 30_000)) {
+      try {
+        configuration = await discover(settings, iamTimeoutSeconds)
+        useLogger().info({ issuer: settings.issuer, attempt }, 'đã đọc cấu hình nhà cung cấp định danh (OpenID Provider).')
+        return
+      }
+      catch (error) {
+        useLogger().warn({ issuer: settings.issuer, attempt, error: (error as Error).message, retryInMs: delay }, 'chưa đọc được cấu hình OpenID Provider: thử lại.')
+        await new Promise(resolve => setTimeout(resolve, delay).unref())
+      }
+    }
+  })()
+  return discovering
+}
+
+/** Stops the retries (shutdown). */
+export function stopOidc(): void {
+  stopped = true
+}

@@ -1,0 +1,34 @@
+import { encodeLocation } from '../../../shared/redirect'
+import { LOGIN_PATH } from '../../../shared/guard'
+import { audit } from '../../lib/audit'
+import { GatewayError, RequestError, MESSAGES } from '../../lib/gateway-error'
+import { defineGatewayRoute } from '../../lib/gateway-route'
+import { finishProviderLogin, ProviderLoginError } from '../../lib/oidc/login'
+import { isOidc } from '../../lib/oidc/provider'
+
+/**
+ * GET /auth/callback: the OpenID Provider's answer. A good one seals the session and goes (302) to the page the login
+ * started from; any failure (a provider error such as access_denied, a state this browser did not start, a used or
+ * expired code, an ID token that does not check out) goes to the login page with `?error=<reason>` and the same
+ * `redirect`, where the page says it in words. Never a 500, never a loop: the login page does not start again by
+ * itself after an error.
+ */
+export default defineGatewayRoute(async (event) => {
+  if (!isOidc()) throw new RequestError(404, MESSAGES.ssoNotConfigured)
+  let location: string
+  try {
+    location = await finishProviderLogin(event)
+  }
+  catch (error) {
+    const failure = error instanceof ProviderLoginError
+      ? error
+      : new ProviderLoginError(error instanceof GatewayError && error.statusCode === 503 ? 'ssoUnavailable' : 'ssoFailed', '/', (error as Error).message)
+    audit(event, 'login.failure', { reason: failure.reason, detail: failure.message }, 'warn')
+    location = failure.reason === 'retry'
+      ? `/auth/sso?retry=1&redirect=${encodeURIComponent(failure.redirect)}`
+      : `${LOGIN_PATH}?error=${failure.reason}${failure.redirect === '/' ? '' : `&redirect=${encodeURIComponent(failure.redirect)}`}`
+  }
+  event.node.res.statusCode = 302
+  event.node.res.setHeader('location', encodeLocation(location))
+  event.node.res.end()
+})

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll } from 'vitest'
+import { gatewayClient, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
+import { startEchoBackend } from './echo-backend'
+import { freePort, SERVER_ENTRY, startGateway, type RunningGateway } from './gateway'
+import { startRedis, type RunningRedis } from './redis'
+
+export type DevOidcProvider = Awaited<ReturnType<typeof startDevOidcProvider>>
+
+export interface OidcStackOptions {
+  /** Gateway instances (they share a Redis when more than one). @default 1 */
+  instances?: number
+  /** A redis-server for the gateways even with one instance. */
+  redis?: boolean
+  /** Options of the development provider (accessTokenTtl, ...). */
+  provider?: Parameters<typeof startDevOidcProvider>[0]
+  /** More APP_* variables for every gateway. */
+  env?: Record<string, string>
+}
+
+export interface OidcStack {
+  provider: DevOidcProvider
+  gateways: RunningGateway[]
+  echo: Awaited<ReturnType<typeof startEchoBackend>>
+  redis?: RunningRedis
+}
+
+/**
+ * The development OpenID Provider (dev/oidc-provider.mjs: panva's oidc-provider on loopback), an echo backend, and
+ * gateway instances with APP_AUTH_KIND=oidc on ports chosen first, so the provider knows their callback, post-logout
+ * and back-channel addresses (the client `gateway`, secret `gateway-secret`; back-channel logout goes to the first).
+ */
+export function useOidcStack(options: OidcStackOptions = {}): OidcStack {
+  const stack = {} as OidcStack
+  beforeAll(async () => {
+    const count = options.instances ?? 1
+    const ports = await Promise.all(Array.from({ length: count }, () => freePort()))
+    const origins = ports.map(port => `http://127.0.0.1:${port}`)
+    const client = gatewayClient({ origin: origins[0]!, clientSecret: 'gateway-secret' })
+    client.redirect_uris = origins.map(origin => `${origin}/auth/callback`)
+    client.post_logout_redirect_uris = origins.flatMap(origin => [`${origin}/`, `${origin}/auth/login`])
+    ;[stack.provider, stack.echo, stack.redis] = await Promise.all([
+      startDevOidcProvider({ ...options.provider, clients: [client] }),
+      startEchoBackend(),
+      count > 1 || options.redis ? startRedis() : Promise.resolve(undefined),
+    ])
+    stack.gateways = await Promise.all(ports.map(port => startGateway(oidcEnv(stack, options.env), SERVER_ENTRY, port)))
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all((stack.gateways ?? []).map(gateway => gateway.stop()))
+    await Promise.all([stack.provider?.close(), stack.echo?.close(), stack.redis?.stop()])
+  })
+  return stack
+}
+
+/** The variables of an OIDC gateway of this stack. */
+export function oidcEnv(stack: Pick<OidcStack, 'provider' | 'echo' | 'redis'>, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    APP_AUTH_KIND: 'oidc',
+    APP_OIDC_ISSUER: stack.provider.url,
+    APP_OIDC_CLIENT_ID: 'gateway',
+    APP_OIDC_CLIENT_SECRET: 'gateway-secret',
+    APP_AUTH_MAPPING_ROLES: 'realm_access.roles',
+    APP_API_PROXY_TARGET: stack.echo.url,
+    ...(stack.redis ? { APP_REDIS_URL: stack.redis.url } : {}),
+    ...extra,
+  }
+}
+
+/**
+ * A browser's part by fetch: one cookie jar for every 127.0.0.1 port (cookies ignore ports, as browsers do),
+ * redirects followed by hand.
+ */
+export function cookieAgent() {
+  const jar = new Map<string, string>()
+  async function go(url: string | URL, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers)
+    if (jar.size) headers.set('cookie', [...jar].map(([name, value]) => `${name}=${value}`).join('; '))
+    const response = await fetch(url, { ...init, headers, redirect: 'manual' })
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(';')[0]!
+      const name = pair.slice(0, pair.indexOf('='))
+      const value = pair.slice(pair.indexOf('=') + 1)
+      if (value && !/max-age=0|expires=Thu, 01 Jan 1970/i.test(line)) jar.set(name, value)
+      else jar.delete(name)
+    }
+    return response
+  }
+  /** Follows redirects until `stop` says so (default: never) or an answer is not a redirect. */
+  async function follow(url: string | URL, init: RequestInit = {}, stop: (at: URL) => boolean = () => false): Promise<{ url: URL, response: Response }> {
+    let at = new URL(url)
+    let response = await go(at, init)
+    while (response.status >= 300 && response.status < 400) {
+      at = new URL(response.headers.get('location')!, at)
+      if (stop(at)) break
+      response = await go(at)
+    }
+    return { url: at, response }
+  }
+  return { jar, go, follow }
+}
+
+export type CookieAgent = ReturnType<typeof cookieAgent>
+
+/**
+ * Logs in as a browser would: GET /auth/sso on the gateway, the provider's own login form, back to the gateway's
+ * callback; stops at the first address outside gateway and provider or at the gateway page it lands on (not fetched).
+ * `until` lets a test stop at the callback (to replay it).
+ */
+export async function logInWithProvider(agent: CookieAgent, gateway: string, provider: string, options: { username?: string, password?: string, from?: string, cancel?: boolean, until?: (at: URL) => boolean } = {}) {
+  const { username = 'admin', password = 'admin123', from = '/', cancel = false } = options
+  const stop = options.until ?? ((at: URL) => at.origin === gateway && !at.pathname.startsWith('/auth/'))
+  let { url, response } = await agent.follow(`${gateway}/auth/sso?redirect=${encodeURIComponent(from)}`, {}, stop)
+  if (url.origin === provider && response.status === 200) {
+    const action = /<form method="post" action="([^"]+)"/.exec(await response.text())?.[1]
+    if (!action) throw new Error('the provider showed no login form')
+    const target = new URL(cancel ? action.replace(/login$/, 'abort') : action, provider)
+    const form = cancel ? new URLSearchParams({ cancel: 'yes' }) : new URLSearchParams({ username, password })
+    ;({ url, response } = await agent.follow(target, { method: 'POST', body: form }, stop))
+  }
+  return { url, response }
+}

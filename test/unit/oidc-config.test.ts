@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, overlayEnv, parseGatewayConfig } from '../../server/core/config'
+import { GATEWAY_DEFAULTS } from '../../server/core/defaults'
+import { deriveSealKeys, sealSession, unsealSession } from '../../server/core/seal'
+
+const SECRET = 'x'.repeat(32)
+const parse = (env: Record<string, string>) => parseGatewayConfig(overlayEnv(GATEWAY_DEFAULTS, env), [SECRET])
+const OIDC = { APP_AUTH_KIND: 'oidc', APP_OIDC_ISSUER: 'https://sso.example/realms/acme', APP_OIDC_CLIENT_ID: 'orders-web' }
+
+describe('APP_AUTH_KIND=oidc', () => {
+  it('is off by default: the contract IAM, its mapping unchanged', () => {
+    const config = parse({})
+    expect(config.kind).toBe('iam')
+    expect(config.oidc).toBeUndefined()
+    expect(config.mapping.id).toBe('body.userId')
+  })
+
+  it('reads the provider\'s settings with their defaults', () => {
+    expect(parse(OIDC).oidc).toEqual({
+      issuer: 'https://sso.example/realms/acme',
+      clientId: 'orders-web',
+      clientSecret: '',
+      scopes: 'openid profile email offline_access',
+      redirectUri: '',
+      postLogoutRedirectUri: '',
+      autoRedirect: false,
+    })
+    expect(parse({ ...OIDC, APP_OIDC_SCOPES: ' openid  email ', APP_OIDC_AUTO_REDIRECT: '1', APP_OIDC_CLIENT_SECRET: 's3cret' }).oidc)
+      .toMatchObject({ scopes: 'openid email', autoRedirect: true, clientSecret: 's3cret' })
+  })
+
+  it('maps the standard claims where APP_AUTH_MAPPING_* is left alone, and takes what is set', () => {
+    const config = parse({ ...OIDC, APP_AUTH_MAPPING_ROLES: 'realm_access.roles' })
+    expect(config.mapping).toMatchObject({ id: 'sub', name: 'name', email: 'email', roles: 'realm_access.roles', permissions: 'permissions', permissionType: '' })
+  })
+
+  it.each([
+    [{ APP_OIDC_ISSUER: '' }, 'APP_OIDC_ISSUER chưa cấu hình'],
+    [{ APP_OIDC_CLIENT_ID: '' }, 'APP_OIDC_CLIENT_ID chưa cấu hình'],
+    [{ APP_OIDC_ISSUER: 'http://sso.example' }, 'APP_OIDC_ISSUER phải là địa chỉ https://'],
+    [{ APP_OIDC_ISSUER: 'not a url' }, 'APP_OIDC_ISSUER không phải địa chỉ URL'],
+    [{ APP_OIDC_ISSUER: 'https://user:pw@sso.example' }, 'không được chứa thông tin đăng nhập'],
+    [{ APP_OIDC_REDIRECT_URI: 'http://gateway.example/auth/callback' }, 'APP_OIDC_REDIRECT_URI phải là địa chỉ https://'],
+    [{ APP_OIDC_SCOPES: 'profile email' }, 'APP_OIDC_SCOPES phải có \'openid\''],
+    [{ APP_OIDC_AUTO_REDIRECT: 'maybe' }, 'APP_OIDC_AUTO_REDIRECT phải là true hoặc false'],
+    [{ APP_AUTH_MOCK: 'true' }, 'APP_AUTH_MOCK=true không dùng được với APP_AUTH_KIND=oidc'],
+    [{ APP_AUTH_KIND: 'saml' }, 'APP_AUTH_KIND phải là một trong iam, oidc'],
+  ])('refuses %j, naming the variable', (env, message) => {
+    expect(() => parse({ ...OIDC, ...env })).toThrow(ConfigError)
+    expect(() => parse({ ...OIDC, ...env })).toThrow(message)
+  })
+
+  it('takes plain http for a loopback provider only (development)', () => {
+    expect(parse({ ...OIDC, APP_OIDC_ISSUER: 'http://127.0.0.1:4030' }).oidc?.issuer).toBe('http://127.0.0.1:4030')
+  })
+})
+
+describe('the session keys of an OIDC gateway', () => {
+  it('are its own: a contract-IAM cookie is no session there, nor the other way round', () => {
+    const payload = { user: { id: 'u', name: 'n', email: 'e', roles: [], permissions: [] }, iat: Date.now(), sid: 'abcdefghijklmnop' }
+    const iam = deriveSealKeys([SECRET], false, 'iam')
+    const oidc = deriveSealKeys([SECRET], false, 'oidc')
+    expect(unsealSession(sealSession(payload, iam), oidc)).toBeNull()
+    expect(unsealSession(sealSession(payload, oidc), iam)).toBeNull()
+    expect(unsealSession(sealSession(payload, oidc), oidc)).toEqual(payload)
+  })
+})
