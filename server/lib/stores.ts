@@ -1,4 +1,6 @@
+import { useGatewayConfig } from './gateway-config'
 import { useLogger } from './logger'
+import { useTokenStore } from './oidc/token-store'
 import { startLoginLimits } from './login-limits'
 import { startRevocations } from './revocations'
 
@@ -6,12 +8,14 @@ let starting: Promise<void> | undefined
 let ready = false
 
 /**
- * Starts the stores once: the login limits' counters and the shared revocations, in Redis when APP_REDIS_URL is set.
+ * Starts the stores once: the login limits' counters, the shared revocations and (APP_AUTH_KIND=oidc) the OpenID
+ * sessions' tokens, in Redis when APP_REDIS_URL is set.
  * Resolves when both are connected and the revocations followed (subscribed, every live one loaded); without Redis,
  * at once. Until then /readyz answers 503 `starting`; what is counted or revoked meanwhile is kept and sent.
  */
 export function startStores(): Promise<void> {
-  starting ??= Promise.all([startLoginLimits(), startRevocations()]).then(() => {
+  const tokens = useGatewayConfig().config.kind === 'oidc' ? useTokenStore() : undefined
+  starting ??= Promise.all([startLoginLimits(), startRevocations(), tokens]).then(() => {
     ready = true
   }, (error: unknown) => {
     // Not ready, and said so: /readyz stays 503 `starting`.

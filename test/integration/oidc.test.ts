@@ -1,20 +1,258 @@
 import { describe, expect, it } from 'vitest'
-import { cookieAgent, logInWithProvider, useOidcStack } from '../support/oidc'
+import { startGateway } from '../support/gateway'
+import { cookieAgent, logInWithProvider, oidcEnv, submitForm, useOidcStack, type CookieAgent } from '../support/oidc'
 
-// The development provider's access tokens live 4 s: a test that waits sees a refresh.
+// The development provider's access tokens live 4 s: a test that waits sees a refresh (renewed 1 s before the end).
 const stack = useOidcStack({ provider: { accessTokenTtl: 4 } })
 const gateway = () => stack.gateways[0]!.url
+const provider = () => stack.provider.url
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+/** A signed-in agent. */
+async function signedIn(username = 'admin', password = `${username}123`): Promise<CookieAgent> {
+  const agent = cookieAgent()
+  const { url } = await logInWithProvider(agent, gateway(), provider(), { username, password })
+  expect(url.href).toBe(`${gateway()}/`)
+  return agent
+}
+
+const sessionOf = async (agent: CookieAgent) => (await (await agent.go(`${gateway()}/auth/session`)).json()).user
+const bearerOf = async (agent: CookieAgent) => (await (await agent.go(`${gateway()}/api/who`)).json()).headers.authorization as string | undefined
 
 describe('OpenID Connect: logging in through the provider (APP_AUTH_KIND=oidc)', () => {
   it('lands on the page it started from, with the user mapped from the claims and a small cookie', async () => {
     const agent = cookieAgent()
-    const { url } = await logInWithProvider(agent, gateway(), stack.provider.url, { from: '/orders?page=2' })
+    const { url } = await logInWithProvider(agent, gateway(), provider(), { from: '/orders?page=2' })
     expect(url.href).toBe(`${gateway()}/orders?page=2`)
-    const session = await (await agent.go(`${gateway()}/auth/session`)).json()
-    expect(session.user).toMatchObject({ id: 'u-admin', email: expect.stringContaining('@'), roles: ['admin'] })
-    expect(session.user.permissions).toContain('/orders/search')
+    const user = await sessionOf(agent)
+    expect(user).toMatchObject({ id: 'u-admin', email: expect.stringContaining('@'), roles: ['admin'] })
+    expect(user.permissions).toContain('/orders/search')
     expect(agent.jar.get('svc_session')!.length).toBeLessThan(1500)
-    const echoed = await (await agent.go(`${gateway()}/api/who`)).json()
-    expect(echoed.headers.authorization).toMatch(/^Bearer \S{20,}$/)
+    expect(await bearerOf(agent)).toMatch(/^Bearer \S{20,}$/)
+  })
+
+  it('sends the browser to the provider with code + PKCE S256, state and nonce, bound by a short-lived cookie', async () => {
+    const answer = await fetch(`${gateway()}/auth/sso?redirect=%2Fabout`, { redirect: 'manual' })
+    expect(answer.status).toBe(302)
+    const location = new URL(answer.headers.get('location')!)
+    expect(location.origin).toBe(provider())
+    expect(Object.fromEntries(location.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: 'gateway',
+      redirect_uri: `${gateway()}/auth/callback`,
+      code_challenge_method: 'S256',
+      scope: 'openid profile email offline_access',
+    })
+    for (const name of ['state', 'nonce', 'code_challenge']) expect(location.searchParams.get(name)!.length).toBeGreaterThanOrEqual(43)
+    const cookie = answer.headers.getSetCookie()[0]!
+    expect(cookie).toMatch(/^svc_oidc_[\w-]{16}=v1\./)
+    expect(cookie).toContain('Max-Age=600')
+    expect(cookie).toContain('Path=/auth/callback')
+    expect(cookie).toContain('HttpOnly')
+    expect(cookie).toContain('SameSite=Lax')
+  })
+
+  it('answers POST /auth/login and /auth/otp/send with 400: use SSO', async () => {
+    for (const path of ['/auth/login', '/auth/otp/send']) {
+      const answer = await fetch(gateway() + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"username":"admin","password":"admin123"}' })
+      expect(answer.status).toBe(400)
+      expect(await answer.json()).toMatchObject({ statusCode: 400, statusMessage: 'Hệ thống đăng nhập bằng SSO: hãy dùng nút "Đăng nhập bằng SSO".' })
+    }
+  })
+})
+
+describe('OpenID Connect: what the callback refuses (the login page says why; no session, never a 500)', () => {
+  const noSession = (agent: CookieAgent) => expect(agent.jar.has('svc_session')).toBe(false)
+
+  it('a state this browser did not start', async () => {
+    const agent = cookieAgent()
+    const answer = await agent.go(`${gateway()}/auth/callback?code=abc&state=${'x'.repeat(43)}`)
+    expect(answer.status).toBe(302)
+    expect(answer.headers.get('location')).toBe('/auth/login?error=ssoExpired')
+    noSession(agent)
+  })
+
+  it('a state swapped for another of the same browser', async () => {
+    const agent = cookieAgent()
+    const first = new URL((await agent.go(`${gateway()}/auth/sso`)).headers.get('location')!)
+    const { url: callback } = await logInWithProvider(agent, gateway(), provider(), { until: at => at.pathname === '/auth/callback' })
+    const swapped = new URL(callback)
+    swapped.searchParams.set('state', first.searchParams.get('state')!)
+    // The first trip's verifier does not match the second trip's code: the provider refuses the exchange.
+    expect((await agent.go(swapped)).headers.get('location')).toMatch(/^\/auth\/login\?error=sso(Expired|Failed)$/)
+    noSession(agent)
+  })
+
+  it('the provider\'s access_denied (the user cancelled there)', async () => {
+    const agent = cookieAgent()
+    const { url } = await logInWithProvider(agent, gateway(), provider(), { cancel: true, from: '/about' })
+    expect(`${url.pathname}${url.search}`).toBe('/auth/login?error=ssoDenied&redirect=%2Fabout')
+    noSession(agent)
+  })
+
+  it('a replayed code (the provider revokes what the first use gave)', async () => {
+    const agent = cookieAgent()
+    const { url: callback } = await logInWithProvider(agent, gateway(), provider(), { until: at => at.pathname === '/auth/callback' })
+    const trip = [...agent.jar].find(([name]) => name.startsWith('svc_oidc_'))!
+    expect((await agent.go(callback)).headers.get('location')).toBe('/')
+    agent.jar.set(trip[0], trip[1]) // the trip's cookie, kept by an attacker
+    agent.jar.delete('svc_session')
+    expect((await agent.go(callback)).headers.get('location')).toBe('/auth/login?error=ssoExpired')
+    noSession(agent)
+  })
+
+  const forged: Array<[string, (claims: Record<string, unknown>) => Record<string, unknown>, 'current' | 'foreign' | 'none']> = [
+    ['an audience that is not ours', claims => ({ ...claims, aud: 'another-client' }), 'current'],
+    ['another issuer', claims => ({ ...claims, iss: 'http://127.0.0.1:1/evil' }), 'current'],
+    ['another nonce', claims => ({ ...claims, nonce: 'n'.repeat(43) }), 'current'],
+    ['an expired token', claims => ({ ...claims, iat: Math.floor(Date.now() / 1000) - 3600, exp: Math.floor(Date.now() / 1000) - 1800 }), 'current'],
+    ['no signature (alg: none)', claims => claims, 'none'],
+    ['a key the JWKS does not hold', claims => claims, 'foreign'],
+  ]
+  it.each(forged)('an ID token with %s', async (_name, change, key) => {
+    const forge = () => stack.provider.tamperNextTokenResponse(async (body: { id_token: string }, tools: { decode: (token: string) => Record<string, unknown>, sign: (claims: Record<string, unknown>, how: { key: string, kid?: string }) => Promise<string> }) =>
+      ({ ...body, id_token: await tools.sign(change(tools.decode(body.id_token)), { key, ...(key === 'foreign' ? { kid: 'not-in-the-jwks' } : {}) }) }))
+    forge()
+    const agent = cookieAgent()
+    let { url } = await logInWithProvider(agent, gateway(), provider(), { from: '/about', until: at => at.origin === gateway() && at.pathname !== '/auth/callback' })
+    if (key === 'foreign') {
+      // A key the JWKS does not hold: the provider may have rotated its keys; one new trip, which is forged again.
+      expect(`${url.pathname}${url.search}`).toBe('/auth/sso?retry=1&redirect=%2Fabout')
+      noSession(agent)
+      forge()
+      ;({ url } = await agent.follow(url, {}, at => at.origin === gateway() && at.pathname !== '/auth/callback'))
+    }
+    expect(`${url.pathname}${url.search}`).toBe('/auth/login?error=ssoFailed&redirect=%2Fabout')
+    noSession(agent)
+    expect(stack.gateways[0]!.output()).not.toMatch(/"level":50|at \S+ \(/)
+  })
+})
+
+describe('OpenID Connect: tokens', () => {
+  it('renews the access token before it expires: the session survives while the user keeps working', async () => {
+    const agent = await signedIn()
+    const first = await bearerOf(agent)
+    const refreshes = stack.provider.counters.refresh_token
+    for (let second = 0; second < 7; second++) {
+      await sleep(1000)
+      expect(await bearerOf(agent)).toMatch(/^Bearer /)
+    }
+    expect(await bearerOf(agent)).not.toBe(first)
+    expect(stack.provider.counters.refresh_token - refreshes).toBeGreaterThanOrEqual(1)
+    expect(stack.provider.counters.refresh_token_reuse).toBe(0)
+    expect((await sessionOf(agent))?.id).toBe('u-admin')
+  })
+
+  it('20 parallel /api requests at the expiry make exactly one refresh, and the user stays logged in', async () => {
+    const agent = await signedIn('sale', 'sale123')
+    await bearerOf(agent)
+    await sleep(3_300) // into the last second: every request below needs the renewal
+    const before = stack.provider.counters.refresh_token
+    const bearers = await Promise.all(Array.from({ length: 20 }, () => bearerOf(agent)))
+    expect(stack.provider.counters.refresh_token - before).toBe(1)
+    expect(new Set(bearers).size).toBe(1)
+    expect(bearers[0]).toMatch(/^Bearer /)
+    expect((await sessionOf(agent))?.id).toBe('u-sale')
+  })
+
+  it('keeps no token where a browser could read it: cookie, session answer, page', async () => {
+    const agent = await signedIn()
+    const token = (await bearerOf(agent))!.slice(7)
+    const page = await (await agent.go(`${gateway()}/`)).text()
+    const session = await (await agent.go(`${gateway()}/auth/session`)).text()
+    for (const text of [page, session, [...agent.jar.values()].join(';')]) expect(text).not.toContain(token)
+  })
+})
+
+describe('OpenID Connect: logout', () => {
+  it('ends the session at the gateway and at the provider (end_session_endpoint with id_token_hint)', async () => {
+    const agent = await signedIn()
+    const leaving = await agent.go(`${gateway()}/auth/logout`)
+    expect(leaving.status).toBe(302)
+    const endSession = new URL(leaving.headers.get('location')!)
+    expect(endSession.origin).toBe(provider())
+    expect(endSession.searchParams.get('id_token_hint')).toMatch(/^ey/)
+    expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(`${gateway()}/`)
+    expect(await sessionOf(agent)).toBeNull()
+    const before = stack.provider.counters.end_session
+    // The provider's sign-out page posts itself (a script): its form, sent as the browser would.
+    const page = await agent.follow(endSession, {}, at => at.origin === gateway())
+    const { url } = await submitForm(agent, await page.response.text(), provider(), at => at.origin === gateway())
+    expect(url.origin + url.pathname).toBe(`${gateway()}/`)
+    expect(stack.provider.counters.end_session - before).toBe(1)
+    // At the provider too: a new login asks for the password again.
+    const again = await agent.follow(`${gateway()}/auth/sso`, {}, at => at.origin === gateway())
+    expect(again.url.origin).toBe(provider())
+    expect(await again.response.text()).toContain('name="password"')
+  })
+
+  it('a back-channel logout from the provider ends the session', async () => {
+    const agent = await signedIn('viewer', 'viewer123')
+    const sent = await stack.provider.backchannelLogout({ sub: 'u-viewer' })
+    expect(sent.map((delivery: { ok: boolean }) => delivery.ok)).toEqual([true])
+    expect(await sessionOf(agent)).toBeNull()
+    expect(await bearerOf(agent)).toBeUndefined()
+  })
+})
+
+describe('OpenID Connect: POST /auth/backchannel-logout refuses a logout token that does not check out (400)', () => {
+  const now = () => Math.floor(Date.now() / 1000)
+  const EVENTS = { 'http://schemas.openid.net/event/backchannel-logout': {} }
+  const valid = () => ({ iss: provider(), aud: 'gateway', iat: now(), jti: crypto.randomUUID(), sub: 'u-ops', events: EVENTS })
+  const post = (token: string) => fetch(`${gateway()}/auth/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }) })
+
+  it.each([
+    ['with a nonce', { nonce: 'n' }, 'current'],
+    ['without the events claim', { events: undefined }, 'current'],
+    ['with another event', { events: { 'http://schemas.openid.net/event/other': {} } }, 'current'],
+    ['without sid or sub', { sub: undefined }, 'current'],
+    ['for another audience', { aud: 'another-client' }, 'current'],
+    ['from another issuer', { iss: 'http://127.0.0.1:1' }, 'current'],
+    ['issued an hour ago', { iat: now() - 3600 }, 'current'],
+    ['unsigned (alg: none)', {}, 'none'],
+    ['signed by a key the JWKS does not hold', {}, 'foreign'],
+  ] as const)('%s', async (_name, change, key) => {
+    const claims = Object.fromEntries(Object.entries({ ...valid(), ...change }).filter(([, value]) => value !== undefined))
+    const answer = await post(await stack.provider.sign(claims, { key }))
+    expect(answer.status).toBe(400)
+    expect(await answer.json()).toMatchObject({ statusCode: 400, statusMessage: 'Logout token không hợp lệ.' })
+  })
+
+  it('takes a valid one once: its jti replayed is refused', async () => {
+    const token = await stack.provider.sign(valid(), { key: 'current' })
+    expect((await post(token)).status).toBe(200)
+    expect((await post(token)).status).toBe(400)
+  })
+
+  it('refuses another body type (415) and a missing token (400)', async () => {
+    expect((await fetch(`${gateway()}/auth/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(415)
+    expect((await post('')).status).toBe(400)
+  })
+})
+
+describe('OpenID Connect: the provider\'s discovery', () => {
+  it('keeps /readyz at 503 until the provider answers, then 200 (retried at start)', async () => {
+    const { freePort } = await import('../support/gateway')
+    const port = await freePort()
+    const late = await startGateway(oidcEnv(stack, { APP_OIDC_ISSUER: `http://127.0.0.1:${port}` }))
+    try {
+      const ready = await fetch(`${late.url}/readyz`)
+      expect(ready.status).toBe(503)
+      expect(await ready.json()).toMatchObject({ status: 'starting', checks: { oidc: 'down' } })
+      expect((await fetch(`${late.url}/auth/sso`, { redirect: 'manual' })).status).toBe(503)
+    }
+    finally {
+      await late.stop()
+    }
+    expect((await fetch(`${gateway()}/readyz`)).status).toBe(200)
+  })
+
+  it('follows a rotation of the provider\'s signing keys', async () => {
+    await signedIn()
+    stack.provider.rotateKeys({ keepPrevious: false })
+    const agent = cookieAgent()
+    const { url } = await logInWithProvider(agent, gateway(), provider(), { from: '/about' })
+    expect(url.href).toBe(`${gateway()}/about`)
+    expect((await sessionOf(agent))?.id).toBe('u-admin')
   })
 })

@@ -119,3 +119,16 @@ export async function logInWithProvider(agent: CookieAgent, gateway: string, pro
   }
   return { url, response }
 }
+
+/** Submits the first form of an HTML answer with its hidden fields (a page that would post itself with a script). */
+export async function submitForm(agent: CookieAgent, html: string, base: string, stop?: (at: URL) => boolean) {
+  const form = /<form[^>]*>[\s\S]*?<\/form>/i.exec(html)?.[0]
+  if (!form) throw new Error(`no form in:\n${html.slice(0, 500)}`)
+  const action = /action="([^"]*)"/i.exec(form)?.[1] ?? ''
+  const fields = new URLSearchParams()
+  for (const input of form.matchAll(/<input[^>]*>/gi)) {
+    const name = /name="([^"]*)"/i.exec(input[0])?.[1]
+    if (name) fields.set(name, /value="([^"]*)"/i.exec(input[0])?.[1] ?? '')
+  }
+  return agent.follow(new URL(action.replaceAll('&amp;', '&'), base), { method: 'POST', body: fields }, stop)
+}

@@ -9,7 +9,7 @@ import { useGatewayConfig } from '../gateway-config'
 import { useLogger } from '../logger'
 import { requestScope, unscopedClient } from '../request-gate'
 import { writeGatewaySession } from '../session-cookie'
-import { oidcSettings, useOidcClient } from './provider'
+import { oidcSettings, rediscoverOidc, useOidcClient } from './provider'
 import { expiryOf, keepTokens } from './tokens'
 
 /**
@@ -128,10 +128,11 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
   catch (error) {
     const { error: code, code: clientCode } = error as { error?: string, code?: string }
     const detail = `${(error as Error).name}: ${(error as Error).message}${code ? ` (${code})` : ''}${clientCode ? ` [${clientCode}]` : ''}`
-    // A key the cached JWKS does not hold: the provider rotated its keys. openid-client fetches them again only when
-    // its copy is a minute old; ours is marked stale and the browser makes one new trip (the code is spent).
+    // A key our copy of the JWKS does not hold: the provider may have rotated its keys (openid-client fetches them
+    // again only when its copy is a minute old). The configuration is read again, and the browser makes one new trip
+    // (the code is spent); a second failure is a failure.
     if (clientCode === 'OAUTH_KEY_SELECTION_FAILED' && !flow.retried) {
-      client.setJwksCache(config, { jwks: client.getJwksCache(config)?.jwks ?? { keys: [] }, uat: 0 })
+      await rediscoverOidc()
       throw new ProviderLoginError('retry', flow.redirect, detail)
     }
     throw new ProviderLoginError(code === 'invalid_grant' ? 'ssoExpired' : 'ssoFailed', flow.redirect, detail)

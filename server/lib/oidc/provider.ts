@@ -68,6 +68,20 @@ export function startOidc(): Promise<void> {
   return discovering
 }
 
+/**
+ * Reads the provider's configuration again, keys included (an ID token signed by a key our copy of the JWKS does not
+ * hold: the provider rotated its keys, and openid-client fetches them again only when its copy is a minute old).
+ * The current configuration stays when the provider does not answer.
+ */
+export async function rediscoverOidc(): Promise<void> {
+  try {
+    configuration = await discover(oidcSettings(), useGatewayConfig().config.iamTimeoutSeconds)
+  }
+  catch (error) {
+    useLogger().warn({ error: (error as Error).message }, 'không đọc lại được cấu hình OpenID Provider.')
+  }
+}
+
 /** Stops the retries (shutdown). */
 export function stopOidc(): void {
   stopped = true

@@ -166,6 +166,8 @@ export function useTokenStore(): Promise<TokenStore> {
     if (!config.redisUrl) return memoryTokenStore()
     const redis = await connectRedis(config.redisUrl)
     redis.on('error', (error: Error) => useLogger().debug({ error: error.message }, 'redis (kho token OIDC)'))
+    // Commands fail fast while the connection is not up (no offline queue): wait for it, as the other stores do.
+    if (redis.status !== 'ready') await new Promise(resolve => redis.once('ready', resolve))
     return redisTokenStore(redis, sealKeys)
   })()
   return store

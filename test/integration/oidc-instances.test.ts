@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest'
+import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
+
+// Two gateway instances sharing a Redis, the development provider with 4-second access tokens and rotating refresh
+// tokens (a refresh token used twice revokes the whole grant there).
+const stack = useOidcStack({ instances: 2, provider: { accessTokenTtl: 4 } })
+const [a, b] = [() => stack.gateways[0]!.url, () => stack.gateways[1]!.url]
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+const sessionAt = async (agent: CookieAgent, gateway: string) => (await (await agent.go(`${gateway}/auth/session`)).json()).user
+const bearerAt = async (agent: CookieAgent, gateway: string) => (await (await agent.go(`${gateway}/api/who`)).json()).headers.authorization as string | undefined
+
+async function signedIn(username: string): Promise<CookieAgent> {
+  const agent = cookieAgent()
+  const { url } = await logInWithProvider(agent, a(), stack.provider.url, { username, password: `${username}123` })
+  expect(url.href).toBe(`${a()}/`)
+  return agent
+}
+
+describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
+  it('a session made on one instance works on the other, with the same token and no refresh', async () => {
+    const agent = await signedIn('admin')
+    const before = stack.provider.counters.refresh_token
+    expect(await bearerAt(agent, b())).toBe(await bearerAt(agent, a()))
+    expect((await sessionAt(agent, b()))?.id).toBe('u-admin')
+    expect(stack.provider.counters.refresh_token).toBe(before)
+  })
+
+  it('20 parallel /api requests at the expiry, 10 on each instance, make exactly one refresh; rotation never logs out', async () => {
+    const agent = await signedIn('sale')
+    await Promise.all([bearerAt(agent, a()), bearerAt(agent, b())])
+    await sleep(3_300)
+    const before = { refreshes: stack.provider.counters.refresh_token, reuse: stack.provider.counters.refresh_token_reuse }
+    const bearers = await Promise.all(Array.from({ length: 20 }, (_, index) => bearerAt(agent, index % 2 ? b() : a())))
+    expect(stack.provider.counters.refresh_token - before.refreshes).toBe(1)
+    expect(stack.provider.counters.refresh_token_reuse - before.reuse).toBe(0)
+    expect(new Set(bearers).size).toBe(1)
+    expect(bearers[0]).toMatch(/^Bearer /)
+    // And the next renewal too: still one, still logged in on both.
+    await sleep(3_300)
+    await Promise.all(Array.from({ length: 10 }, (_, index) => bearerAt(agent, index % 2 ? b() : a())))
+    expect(stack.provider.counters.refresh_token - before.refreshes).toBe(2)
+    expect((await sessionAt(agent, a()))?.id).toBe('u-sale')
+    expect((await sessionAt(agent, b()))?.id).toBe('u-sale')
+  })
+
+  it('a back-channel logout from the provider ends the session on both instances within a second', async () => {
+    const agent = await signedIn('viewer')
+    expect((await sessionAt(agent, b()))?.id).toBe('u-viewer')
+    const sent = await stack.provider.backchannelLogout({ sub: 'u-viewer' })
+    expect(sent.map((delivery: { ok: boolean }) => delivery.ok)).toEqual([true])
+    const started = Date.now()
+    expect(await sessionAt(agent, a())).toBeNull()
+    while (await sessionAt(agent, b()) !== null) {
+      expect(Date.now() - started).toBeLessThan(1_000)
+      await sleep(50)
+    }
+    expect(await bearerAt(agent, b())).toBeUndefined()
+  })
+
+  it('a logout on one instance holds on the other', async () => {
+    const agent = await signedIn('ops')
+    const cookie = agent.jar.get('svc_session')!
+    await agent.go(`${a()}/auth/logout`)
+    agent.jar.set('svc_session', cookie) // a copy kept
+    const started = Date.now()
+    while (await sessionAt(agent, b()) !== null) {
+      expect(Date.now() - started).toBeLessThan(1_000)
+      await sleep(50)
+    }
+  })
+})
