@@ -28,7 +28,9 @@ const SEED = [
 ]
 
 /**
- * @param {{ port?: number, host?: string, iamUrl: string, userInfoPath?: string, pushEveryMs?: number }} options
+ * With `oidcUserInfoUrl` (an OpenID Provider's userinfo endpoint, `npm run demo:oidc`) the token is the provider's
+ * access token and the permissions are its userinfo's `permissions` claim.
+ * @param {{ port?: number, host?: string, iamUrl?: string, userInfoPath?: string, oidcUserInfoUrl?: string, pushEveryMs?: number }} options
  */
 export async function startSampleBackend(options) {
   let nextId = 1001
@@ -42,16 +44,33 @@ export async function startSampleBackend(options) {
     const token = match[1]
     const cached = cache.get(token)
     if (cached && Date.now() - cached.at < 5000) return cached.permissions
+    const permissions = options.oidcUserInfoUrl ? await providerPermissions(token) : await iamPermissions(token)
+    if (!permissions) return null
+    cache.set(token, { permissions, at: Date.now() })
+    if (cache.size > 1000) cache.delete(cache.keys().next().value ?? '')
+    return permissions
+  }
+
+  /** The contract IAM's user-info: web permissions of the token's user, or null. */
+  async function iamPermissions(token) {
     const response = await fetch(options.iamUrl + (options.userInfoPath ?? '/iam/user/userInfo'), {
       method: 'POST',
       headers: { authorization: token },
       signal: AbortSignal.timeout(10_000),
     }).then(r => r.json()).catch(() => null)
     if (response?.code !== 'API000') return null
-    const permissions = (response.body?.authorization ?? []).filter(p => p.type === 'web').map(p => p.uri)
-    cache.set(token, { permissions, at: Date.now() })
-    if (cache.size > 1000) cache.delete(cache.keys().next().value ?? '')
-    return permissions
+    return (response.body?.authorization ?? []).filter(p => p.type === 'web').map(p => p.uri)
+  }
+
+  /** The OpenID Provider's userinfo: its `permissions` claim, or null for a token it does not take. */
+  async function providerPermissions(token) {
+    const response = await fetch(/** @type {string} */ (options.oidcUserInfoUrl), {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(10_000),
+    }).catch(() => null)
+    if (!response?.ok) return null
+    const claims = await response.json().catch(() => null)
+    return Array.isArray(claims?.permissions) ? claims.permissions.filter(p => typeof p === 'string') : []
   }
 
   const server = createServer(async (req, res) => {

@@ -2,7 +2,10 @@
 /**
  * `npm run demo`: builds the playground, then starts the development IAM, the sample backend and the gateway on
  * loopback, and prints the address and the accounts to try. Ctrl+C stops everything.
- * Ports: DEMO_PORT (gateway, 3000), DEMO_IAM_PORT (4010), DEMO_BACKEND_PORT (4020). DEMO_SKIP_BUILD=1 reuses the build.
+ * `npm run demo:oidc` (`--oidc`): the same demo against the development OpenID Provider (dev/oidc-provider.mjs) instead
+ * of the contract's IAM: the login page's "Đăng nhập bằng SSO" goes to the provider's own login page.
+ * Ports: DEMO_PORT (gateway, 3000), DEMO_IAM_PORT (4010), DEMO_BACKEND_PORT (4020), DEMO_OIDC_PORT (4030).
+ * DEMO_SKIP_BUILD=1 reuses the build.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -10,6 +13,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { startSampleBackend } from './backend.mjs'
 import { AUTHENTICATOR_OTP, MESSENGER_OTP, startDevIam } from './iam.mjs'
+import { gatewayClient, OIDC_USERNAMES, startDevOidcProvider } from './oidc-provider.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const entry = fileURLToPath(new URL('../playground/.output/server/index.mjs', import.meta.url))
@@ -22,8 +26,14 @@ if (process.env.DEMO_SKIP_BUILD !== '1' || !existsSync(entry)) {
   if (build.status !== 0) process.exit(build.status ?? 1)
 }
 
-const iam = await startDevIam({ host, port: Number(process.env.DEMO_IAM_PORT ?? 4010), log: true })
-const backend = await startSampleBackend({ host, port: Number(process.env.DEMO_BACKEND_PORT ?? 4020), iamUrl: iam.url })
+const oidc = process.argv.includes('--oidc')
+const origin = `http://${host}:${port}`
+const iam = oidc ? undefined : await startDevIam({ host, port: Number(process.env.DEMO_IAM_PORT ?? 4010), log: true })
+const provider = oidc
+  ? await startDevOidcProvider({ host, port: Number(process.env.DEMO_OIDC_PORT ?? 4030), log: true, accessTokenTtl: 300, clients: [gatewayClient({ origin, clientSecret: 'gateway-secret' })] })
+  : undefined
+const userinfo = provider ? (await (await fetch(`${provider.url}/.well-known/openid-configuration`)).json()).userinfo_endpoint : undefined
+const backend = await startSampleBackend({ host, port: Number(process.env.DEMO_BACKEND_PORT ?? 4020), ...(iam ? { iamUrl: iam.url } : { oidcUserInfoUrl: userinfo }) })
 const gateway = spawn(process.execPath, [entry], {
   cwd: root,
   stdio: 'inherit',
@@ -31,17 +41,31 @@ const gateway = spawn(process.execPath, [entry], {
     ...process.env,
     HOST: host,
     PORT: String(port),
-    APP_AUTH_BASE_URL: iam.url,
+    ...(provider
+      ? { APP_AUTH_KIND: 'oidc', APP_OIDC_ISSUER: provider.url, APP_OIDC_CLIENT_ID: 'gateway', APP_OIDC_CLIENT_SECRET: 'gateway-secret', APP_AUTH_MAPPING_ROLES: 'realm_access.roles' }
+      : { APP_AUTH_BASE_URL: iam?.url }),
     APP_API_PROXY_TARGET: backend.url,
     APP_SESSION_SECRET: process.env.APP_SESSION_SECRET ?? randomBytes(32).toString('hex'),
   },
 })
 
-console.log(`
+if (provider) {
+  console.log(`
+  svc-auth-gateway demo, OpenID Connect
+  ─────────────────────────────────────
+  Gateway          ${origin}        (open this, then "Đăng nhập bằng SSO")
+  OpenID Provider  ${provider.url}   (panva's oidc-provider; its own login page)
+  Sample backend   ${backend.url}   (behind the gateway's /api/**; checks the provider's userinfo)
+
+  Accounts (username / password): ${OIDC_USERNAMES.map(name => `${name} / ${name}123`).join(', ')}
+`)
+}
+else {
+  console.log(`
   svc-auth-gateway demo
   ─────────────────────
   Gateway          http://${host}:${port}        (open this)
-  Development IAM  ${iam.url}
+  Development IAM  ${iam?.url}
   Sample backend   ${backend.url}   (behind the gateway's /api/**)
 
   Accounts (username / password):
@@ -52,10 +76,11 @@ console.log(`
     otp.app / otp123      OTP by authenticator app: code ${AUTHENTICATOR_OTP}
     power   / power123    120+ permissions (the 4 KB cookie budget at work)
 `)
+}
 
 function stop() {
   gateway.kill('SIGTERM')
-  Promise.all([iam.close(), backend.close()]).finally(() => process.exit(0))
+  Promise.all([iam?.close(), provider?.close(), backend.close()]).finally(() => process.exit(0))
 }
 process.on('SIGINT', stop)
 process.on('SIGTERM', stop)

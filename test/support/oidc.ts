@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest'
 import { gatewayClient, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
+import { startSampleBackend } from '../../dev/backend.mjs'
 import { startEchoBackend } from './echo-backend'
 import { freePort, SERVER_ENTRY, startGateway, type RunningGateway } from './gateway'
 import { startRedis, type RunningRedis } from './redis'
@@ -15,12 +16,15 @@ export interface OidcStackOptions {
   provider?: Parameters<typeof startDevOidcProvider>[0]
   /** More APP_* variables for every gateway. */
   env?: Record<string, string>
+  /** The backend behind /api: the echo backend (default), or the sample backend checking the provider's userinfo. */
+  backend?: 'echo' | 'sample'
 }
 
 export interface OidcStack {
   provider: DevOidcProvider
   gateways: RunningGateway[]
-  echo: Awaited<ReturnType<typeof startEchoBackend>>
+  /** The backend behind /api (its `url`; `received` for the echo backend). */
+  echo: { url: string, close: () => Promise<unknown> }
   redis?: RunningRedis
 }
 
@@ -38,11 +42,13 @@ export function useOidcStack(options: OidcStackOptions = {}): OidcStack {
     const client = gatewayClient({ origin: origins[0]!, clientSecret: 'gateway-secret' })
     client.redirect_uris = origins.map(origin => `${origin}/auth/callback`)
     client.post_logout_redirect_uris = origins.flatMap(origin => [`${origin}/`, `${origin}/auth/login`])
-    ;[stack.provider, stack.echo, stack.redis] = await Promise.all([
+    ;[stack.provider, stack.redis] = await Promise.all([
       startDevOidcProvider({ ...options.provider, clients: [client] }),
-      startEchoBackend(),
       count > 1 || options.redis ? startRedis() : Promise.resolve(undefined),
     ])
+    stack.echo = options.backend === 'sample'
+      ? await startSampleBackend({ oidcUserInfoUrl: (await (await fetch(`${stack.provider.url}/.well-known/openid-configuration`)).json()).userinfo_endpoint, pushEveryMs: 60_000 })
+      : await startEchoBackend()
     stack.gateways = await Promise.all(ports.map(port => startGateway(oidcEnv(stack, options.env), SERVER_ENTRY, port)))
   }, 60_000)
   afterAll(async () => {
