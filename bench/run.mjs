@@ -8,6 +8,7 @@
  *   @fastify/http-proxy, h3 `proxyRequest` and the floor of the gateway's base, standalone and head to head;
  * - session: GET /auth/session (mock) against a constant Nuxt route;
  * - verify: GET /auth/verify (forward auth) against the /api/** proxy of the same gateway;
+ * - oidc: /api/** with an OpenID session (APP_AUTH_KIND=oidc, the development provider) against a contract-IAM one;
  * - websockets: echoes through the gateway against direct;
  * - scaling: one gateway process against two;
  * - streaming: 1 GiB up and down through one gateway, peak memory growth;
@@ -23,6 +24,7 @@ import { writeFileSync } from 'node:fs'
 import { ROUNDS, SECONDS } from './load.mjs'
 import * as login from './scenarios/login.mjs'
 import * as memory from './scenarios/memory.mjs'
+import * as oidc from './scenarios/oidc.mjs'
 import * as runtimes from './scenarios/runtimes.mjs'
 import * as scaling from './scenarios/scaling.mjs'
 import * as seal from './scenarios/seal.mjs'
@@ -38,9 +40,9 @@ import { tableLines, versions } from './table.mjs'
  * The scenarios, in the order they run.
  * @type {Record<string, { run: (bench: Bench) => Promise<import('./table.mjs').ScenarioResult> }>}
  */
-const SCENARIOS = { seal, throughput, session, verify, websockets, scaling, streaming, memory, login, runtimes }
+const SCENARIOS = { seal, throughput, session, verify, oidc, websockets, scaling, streaming, memory, login, runtimes }
 /** The order of the table's rows. */
-const TABLE_ORDER = ['throughput', 'websockets', 'session', 'verify', 'streaming', 'memory', 'scaling', 'login', 'seal']
+const TABLE_ORDER = ['throughput', 'websockets', 'session', 'verify', 'oidc', 'streaming', 'memory', 'scaling', 'login', 'seal']
 
 const asked = process.argv.slice(2)
 const unknown = asked.filter(name => !(name in SCENARIOS))

@@ -16,7 +16,7 @@ import { freePort, has, pin, startRevocationRedis, waitForHttp, waitForTcp } fro
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
 export const tmp = fileURLToPath(new URL('./.tmp/', import.meta.url))
-const GATEWAY = 'playground/.output/server/index.mjs'
+export const GATEWAY = 'playground/.output/server/index.mjs'
 export const log = (/** @type {unknown[]} */ ...args) => console.log('[bench]', ...args)
 
 /** Installs a Debian package when missing and we are root; says which way it went. */
