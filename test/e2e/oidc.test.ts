@@ -41,6 +41,8 @@ describe('OpenID Connect in Chromium: the provider\'s own login page', () => {
     await logInThroughProvider(page, '/orders')
     await expect.poll(() => page.getByTestId('orders-table').locator('tbody tr').count()).toBeGreaterThan(0)
     expect(await page.getByTestId('user-name').textContent()).toBeTruthy()
+    // The live orders' WebSocket, tunnelled with the session's token (the backend checks it at the provider).
+    await expect.poll(() => page.getByTestId('live').getAttribute('data-state')).toBe('open')
   })
 
   it('keeps the session through an access-token expiry while the user keeps working', async () => {

@@ -247,6 +247,21 @@ describe('OpenID Connect: the provider\'s discovery', () => {
     expect((await fetch(`${gateway()}/readyz`)).status).toBe(200)
   })
 
+  it('APP_OIDC_AUTO_REDIRECT: the login page sends the browser straight on, but not after a failed trip', async () => {
+    const auto = await startGateway(oidcEnv(stack, { APP_OIDC_AUTO_REDIRECT: 'true' }))
+    try {
+      const page = await fetch(`${auto.url}/auth/login?redirect=%2Forders`, { redirect: 'manual' })
+      expect(page.status).toBe(302)
+      expect(page.headers.get('location')).toBe('/auth/sso?redirect=%2Forders')
+      const failed = await fetch(`${auto.url}/auth/login?error=ssoDenied&redirect=%2Forders`, { redirect: 'manual' })
+      expect(failed.status).toBe(200)
+      expect(await failed.text()).toContain('Đăng nhập SSO đã bị từ chối tại nhà cung cấp định danh.')
+    }
+    finally {
+      await auto.stop()
+    }
+  })
+
   it('follows a rotation of the provider\'s signing keys', async () => {
     await signedIn()
     stack.provider.rotateKeys({ keepPrevious: false })
