@@ -16,7 +16,8 @@ const CONTRACT_ROUTES: Record<string, ContractRoute> = {
   '/auth/verify': { methods: ['GET', 'HEAD'], group: 'verify' },
   // OpenID Connect (APP_AUTH_KIND=oidc; 404 otherwise): the trip to the provider and back, its back-channel logout.
   '/auth/sso': { methods: ['GET', 'HEAD'], group: 'login' },
-  '/auth/callback': { methods: ['GET', 'HEAD'], group: 'login' },
+  // GET only: a HEAD would spend the code without a page to show.
+  '/auth/callback': { methods: ['GET'], group: 'login' },
   '/auth/backchannel-logout': { methods: ['POST'], group: 'logout' },
 }
 

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
-import { authRequestHeaders, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest } from '../core/forward-auth'
+import { authRequestHeaders, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest, type VerifyQuery } from '../core/forward-auth'
 import type { ClientInfo } from '../core/forwarding'
-import { liveToken } from '../core/seal'
+import type { SessionPayload } from '../core/seal'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
+import { oidcSessionUser } from './oidc/tokens'
 import { openLiveSession } from './session-cookie'
 import { sessionToken } from './session-token'
 
@@ -38,11 +39,24 @@ export function answerVerify(req: IncomingMessage, res: ServerResponse, client: 
   if ((queryAt === -1 ? url : url.slice(0, queryAt)) !== VERIFY_PATH) return sendGatewayError(res, new GatewayError(400, MESSAGES.requestTargetInvalid))
   const query = parseVerifyQuery(queryAt === -1 ? '' : url.slice(queryAt + 1))
   if (!query) return sendGatewayError(res, new GatewayError(400, MESSAGES.verifyQueryInvalid))
-  const { config } = useGatewayConfig()
   const session = openLiveSession(readSingleCookie(req.headers.cookie, SESSION_COOKIE))
-  // A session whose IAM token has expired is no session here, as for the proxy (mock sessions have no token).
-  const token = liveToken(session)
-  const user = session && (token || !session.accessToken) ? session.user : null
+  // A session whose token is gone is no session here, as for the proxy: the contract IAM's expired, an OpenID session's
+  // tokens no longer kept (or refused at renewal); mock sessions have none.
+  const token = sessionToken(session)
+  if (token instanceof Promise) {
+    token.then(value => answerCheck(req, res, client, query, session, value), (error: unknown) => sendGatewayError(res, toGatewayError(error)))
+    return
+  }
+  answerCheck(req, res, client, query, session, token)
+}
+
+/** The check's answer once the session's token is known. */
+function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientInfo, query: VerifyQuery, session: SessionPayload | null, token: string | undefined): void {
+  const { config } = useGatewayConfig()
+  const oidc = config.kind === 'oidc'
+  const live = !!session && (token !== undefined || (!session.accessToken && !oidc))
+  // An OpenID session's user as mapped at login, whole (the cookie's copy may be trimmed to 4 KB).
+  const user = live ? (oidc ? oidcSessionUser(session!) : session!.user) : null
   if (!user) {
     const forwarded = forwardedRequest(req, client)
     const hints = { secFetchMode: single(req, 'sec-fetch-mode'), accept: single(req, 'accept') }
@@ -55,13 +69,6 @@ export function answerVerify(req: IncomingMessage, res: ServerResponse, client: 
   if (!isAllowed(user, query)) return sendGatewayError(res, new GatewayError(403, MESSAGES.verifyForbidden))
   const headers: Record<string, string> = { ...authRequestHeaders(user), 'cache-control': 'no-store', 'content-length': '0' }
   // The token only to a trusted proxy: anyone else asking is a browser's script or a stranger (docs/forward-auth.md).
-  if (!config.verifyPassToken || !client.viaTrustedProxy) return void res.writeHead(200, headers).end()
-  const pass = (value: string | undefined) => {
-    if (value) headers.authorization = `Bearer ${value}`
-    res.writeHead(200, headers).end()
-  }
-  // An OpenID session's token may need its store (first use here) or a renewal.
-  const passed = token ?? sessionToken(session)
-  if (passed instanceof Promise) passed.then(pass, (error: unknown) => sendGatewayError(res, toGatewayError(error)))
-  else pass(passed)
+  if (config.verifyPassToken && token && client.viaTrustedProxy) headers.authorization = `Bearer ${token}`
+  res.writeHead(200, headers).end()
 }

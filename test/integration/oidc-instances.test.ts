@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
 
@@ -58,6 +59,17 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     expect(await bearerAt(agent, b())).toBeUndefined()
   })
 
+  it('a session whose tokens are gone (Redis emptied) is no session for /auth/verify, /auth/session or /api', async () => {
+    const agent = await signedIn('admin')
+    const redis = new Redis(stack.redis!.url)
+    await redis.flushall()
+    redis.disconnect()
+    // Instance B never saw this session: it asks the store, which has nothing.
+    expect((await agent.go(`${b()}/auth/verify`)).status).toBe(401)
+    expect(await sessionAt(agent, b())).toBeNull()
+    expect(await bearerAt(agent, b())).toBeUndefined()
+  })
+
   it('a logout on one instance holds on the other', async () => {
     const agent = await signedIn('ops')
     const cookie = agent.jar.get('svc_session')!
@@ -68,5 +80,14 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
       expect(Date.now() - started).toBeLessThan(1_000)
       await sleep(50)
     }
+  })
+
+  it('Redis down at a renewal: the current token serves while it lives, the user is not logged out', async () => {
+    const agent = await signedIn('sale')
+    const before = await bearerAt(agent, a())
+    await stack.redis!.stop()
+    await sleep(3_300) // the renewal is due; the token has about 0.7 s left
+    expect(await bearerAt(agent, a())).toBe(before)
+    expect((await sessionAt(agent, a()))?.id).toBe('u-sale')
   })
 })

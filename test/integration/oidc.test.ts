@@ -44,12 +44,32 @@ describe('OpenID Connect: logging in through the provider (APP_AUTH_KIND=oidc)',
       scope: 'openid profile email offline_access',
     })
     for (const name of ['state', 'nonce', 'code_challenge']) expect(location.searchParams.get(name)!.length).toBeGreaterThanOrEqual(43)
+    // __Host-: Secure, Path=/, no Domain: no sibling subdomain or plain-http man in the middle can plant a trip.
     const cookie = answer.headers.getSetCookie()[0]!
-    expect(cookie).toMatch(/^svc_oidc_[\w-]{16}=v1\./)
-    expect(cookie).toContain('Max-Age=600')
-    expect(cookie).toContain('Path=/auth/callback')
-    expect(cookie).toContain('HttpOnly')
-    expect(cookie).toContain('SameSite=Lax')
+    expect(cookie).toMatch(/^__Host-svc_oidc=v1\./)
+    for (const attribute of ['Max-Age=600', 'Path=/;', 'HttpOnly', 'SameSite=Lax', 'Secure']) expect(cookie).toContain(attribute)
+    expect(cookie).not.toMatch(/Domain=/i)
+  })
+
+  it('keeps at most three trips under way in a browser: a flood of /auth/sso cannot grow its cookies', async () => {
+    const agent = cookieAgent()
+    const states: string[] = []
+    for (let trip = 0; trip < 20; trip++) {
+      const location = new URL((await agent.go(`${gateway()}/auth/sso`)).headers.get('location')!)
+      states.push(location.searchParams.get('state')!)
+    }
+    expect([...agent.jar.keys()]).toEqual(['__Host-svc_oidc'])
+    expect(agent.jar.get('__Host-svc_oidc')!.length).toBeLessThan(1500)
+    // The oldest trips are gone: their answer is no trip of this browser.
+    expect((await agent.go(`${gateway()}/auth/callback?code=abc&state=${states[0]}`)).headers.get('location')).toBe('/auth/login?error=ssoExpired')
+  })
+
+  it('keeps the whole user when the cookie had to drop permissions to fit 4 KB (session answer and /auth/verify)', async () => {
+    const agent = await signedIn('power')
+    const user = await sessionOf(agent)
+    expect(user.permissions.length).toBeGreaterThan(120)
+    expect(user.permissions).toContain('/module-30/action-4')
+    expect((await agent.go(`${gateway()}/auth/verify?permission=/module-30/action-4`)).status).toBe(200)
   })
 
   it('answers POST /auth/login and /auth/otp/send with 400: use SSO', async () => {
@@ -93,7 +113,7 @@ describe('OpenID Connect: what the callback refuses (the login page says why; no
   it('a replayed code (the provider revokes what the first use gave)', async () => {
     const agent = cookieAgent()
     const { url: callback } = await logInWithProvider(agent, gateway(), provider(), { until: at => at.pathname === '/auth/callback' })
-    const trip = [...agent.jar].find(([name]) => name.startsWith('svc_oidc_'))!
+    const trip = [...agent.jar].find(([name]) => name === '__Host-svc_oidc')!
     expect((await agent.go(callback)).headers.get('location')).toBe('/')
     agent.jar.set(trip[0], trip[1]) // the trip's cookie, kept by an attacker
     agent.jar.delete('svc_session')
@@ -239,7 +259,8 @@ describe('OpenID Connect: the provider\'s discovery', () => {
       const ready = await fetch(`${late.url}/readyz`)
       expect(ready.status).toBe(503)
       expect(await ready.json()).toMatchObject({ status: 'starting', checks: { oidc: 'down' } })
-      expect((await fetch(`${late.url}/auth/sso`, { redirect: 'manual' })).status).toBe(503)
+      const early = await fetch(`${late.url}/auth/sso?redirect=%2Forders`, { redirect: 'manual' })
+      expect(early.headers.get('location')).toBe('/auth/login?error=ssoUnavailable&redirect=%2Forders')
     }
     finally {
       await late.stop()
@@ -263,8 +284,15 @@ describe('OpenID Connect: the provider\'s discovery', () => {
   })
 
   it('follows a rotation of the provider\'s signing keys', async () => {
-    await signedIn()
+    const working = await signedIn()
+    await bearerOf(working)
     stack.provider.rotateKeys({ keepPrevious: false })
+    // A renewal right after the rotation: its ID token is signed by a key not seen yet; the session goes on.
+    const reuse = stack.provider.counters.refresh_token_reuse
+    await sleep(3_300)
+    expect(await bearerOf(working)).toMatch(/^Bearer /)
+    expect((await sessionOf(working))?.id).toBe('u-admin')
+    expect(stack.provider.counters.refresh_token_reuse).toBe(reuse)
     const agent = cookieAgent()
     const { url } = await logInWithProvider(agent, gateway(), provider(), { from: '/about' })
     expect(url.href).toBe(`${gateway()}/about`)

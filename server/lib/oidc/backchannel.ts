@@ -64,13 +64,20 @@ export async function backchannelLogout(token: string): Promise<number> {
   if (!(await store.firstUse(claims.jti!, (claims.iat! + MAX_AGE_SECONDS + CLOCK_TOLERANCE_SECONDS) * 1000))) {
     throw new RequestError(400, MESSAGES.logoutTokenInvalid)
   }
-  const sids = claims.sid ? await store.sessionsOf({ providerSid: claims.sid }) : await store.sessionsOf({ sub: claims.sub! })
   let ended = 0
-  for (const sid of sids) {
-    const record = await store.get(sid)
-    if (!record || (claims.sub && record.sub !== claims.sub)) continue
-    await endOidcSession(record, 'back-channel logout')
-    ended++
+  try {
+    const sids = claims.sid ? await store.sessionsOf({ providerSid: claims.sid }) : await store.sessionsOf({ sub: claims.sub! })
+    for (const sid of sids) {
+      const record = await store.get(sid)
+      if (!record || (claims.sub && record.sub !== claims.sub)) continue
+      await endOidcSession(record, 'back-channel logout')
+      ended++
+    }
+  }
+  catch (error) {
+    // Not carried out (Redis did not answer): the provider may send the same token again.
+    await store.forgetUse(claims.jti!).catch(() => undefined)
+    throw error
   }
   audit(undefined, 'logout.backchannel', { sessions: ended, providerSid: claims.sid ?? null, subject: claims.sub ?? null })
   return ended

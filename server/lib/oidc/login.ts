@@ -1,14 +1,14 @@
 import { getQuery, type H3Event } from 'h3'
 import * as client from 'openid-client'
 import { safeRedirect } from '../../../shared/redirect'
-import { readCookie, serializeCookie } from '../../core/cookie'
+import { readSingleCookie, serializeCookie } from '../../core/cookie'
 import { mapIamUser, MappingLimitError } from '../../core/mapping'
 import { sessionEndsAt, sealValue, unsealValue } from '../../core/seal'
 import { audit } from '../audit'
 import { useGatewayConfig } from '../gateway-config'
 import { useLogger } from '../logger'
 import { requestScope, unscopedClient } from '../request-gate'
-import { writeGatewaySession } from '../session-cookie'
+import { clearGatewaySession, writeGatewaySession } from '../session-cookie'
 import { oidcSettings, rediscoverOidc, useOidcClient } from './provider'
 import { expiryOf, keepTokens } from './tokens'
 
@@ -20,11 +20,19 @@ import { expiryOf, keepTokens } from './tokens'
  * token and userinfo claims (APP_AUTH_MAPPING_*), seals the session and keeps the tokens beside it.
  */
 
-/** The cookie of one trip: one per `state`, so two tabs logging in at once do not undo each other. */
-const FLOW_COOKIE_PREFIX = 'svc_oidc_'
-const FLOW_PATH = '/auth/callback'
-const FLOW_TTL_SECONDS = 600
+/**
+ * The trips under way in this browser: one sealed cookie, the newest MAX_TRIPS of them (two tabs logging in at once do
+ * not undo each other; a flood of /auth/sso cannot grow the Cookie header). `__Host-`: Secure, Path=/, no Domain, so
+ * neither a sibling subdomain nor a plain-http man in the middle can plant a trip of theirs (a login of their account
+ * in this browser). Under `nuxt dev` (http) the prefix cannot be used.
+ */
 const secure = !import.meta.dev
+const FLOW_COOKIE = secure ? '__Host-svc_oidc' : 'svc_oidc'
+const CALLBACK_PATH = '/auth/callback'
+const FLOW_TTL_SECONDS = 600
+const MAX_TRIPS = 3
+/** openid-client's randomState(): 32 random bytes, base64url. */
+const STATE_PATTERN = /^[\w-]{43}$/
 
 interface Flow {
   kind: 'oidc-login'
@@ -44,7 +52,18 @@ function isFlow(value: unknown): value is Flow {
     && typeof flow.verifier === 'string' && typeof flow.redirect === 'string' && typeof flow.redirectUri === 'string' && typeof flow.iat === 'number'
 }
 
-const flowCookieName = (state: string) => FLOW_COOKIE_PREFIX + state.slice(0, 16)
+/** The browser's trips still under way (sealed, well formed, not expired), newest first. */
+function readTrips(event: H3Event): Flow[] {
+  const value = unsealValue(readSingleCookie(event.node.req.headers.cookie, FLOW_COOKIE), useGatewayConfig().sealKeys, 8192)
+  const now = Date.now()
+  return Array.isArray(value) ? value.filter((flow): flow is Flow => isFlow(flow) && now - flow.iat < FLOW_TTL_SECONDS * 1000).slice(0, MAX_TRIPS) : []
+}
+
+/** Sets the trips cookie (cleared when none is left). */
+function writeTrips(event: H3Event, trips: Flow[]): void {
+  const value = trips.length ? sealValue(trips, useGatewayConfig().sealKeys) : ''
+  event.node.res.appendHeader('set-cookie', serializeCookie(FLOW_COOKIE, value, { maxAgeSeconds: trips.length ? FLOW_TTL_SECONDS : 0, secure }))
+}
 
 /** The gateway's own origin as the browser sees it (X-Forwarded-Proto/-Host from a trusted proxy). */
 function ownOrigin(event: H3Event): string {
@@ -54,7 +73,7 @@ function ownOrigin(event: H3Event): string {
 
 /** Where the provider sends the browser back: APP_OIDC_REDIRECT_URI, else this origin's /auth/callback. */
 function redirectUriFor(event: H3Event): string {
-  return oidcSettings().redirectUri || `${ownOrigin(event)}${FLOW_PATH}`
+  return oidcSettings().redirectUri || `${ownOrigin(event)}${CALLBACK_PATH}`
 }
 
 /** Where the provider sends the browser after its logout: APP_OIDC_POST_LOGOUT_REDIRECT_URI, else this origin's /. */
@@ -84,8 +103,7 @@ export async function startProviderLogin(event: H3Event): Promise<string> {
     state: flow.state,
     nonce: flow.nonce,
   })
-  const cookie = serializeCookie(flowCookieName(flow.state), sealValue(flow, useGatewayConfig().sealKeys), { maxAgeSeconds: FLOW_TTL_SECONDS, secure, path: FLOW_PATH })
-  event.node.res.appendHeader('set-cookie', cookie)
+  writeTrips(event, [flow, ...readTrips(event)].slice(0, MAX_TRIPS))
   return url.href
 }
 
@@ -107,14 +125,12 @@ export class ProviderLoginError extends Error {
  */
 export async function finishProviderLogin(event: H3Event): Promise<string> {
   const query = getQuery(event)
-  const state = typeof query.state === 'string' ? query.state : ''
-  const name = state ? flowCookieName(state) : ''
-  const flow = name ? unsealValue(readCookie(event.node.req.headers.cookie, name), useGatewayConfig().sealKeys, 8192) : null
-  // The trip's cookie is used once, whatever happens next.
-  if (name) event.node.res.appendHeader('set-cookie', serializeCookie(name, '', { maxAgeSeconds: 0, secure, path: FLOW_PATH }))
-  if (!isFlow(flow) || flow.state !== state || Date.now() - flow.iat > FLOW_TTL_SECONDS * 1000) {
-    throw new ProviderLoginError('ssoExpired', '/', 'no trip of this browser for this state')
-  }
+  const state = typeof query.state === 'string' && STATE_PATTERN.test(query.state) ? query.state : ''
+  const trips = readTrips(event)
+  const flow = state ? trips.find(trip => trip.state === state) : undefined
+  if (!flow) throw new ProviderLoginError('ssoExpired', '/', 'no trip of this browser for this state')
+  // A trip is used once, whatever happens next.
+  writeTrips(event, trips.filter(trip => trip !== flow))
   if (typeof query.error === 'string') {
     throw new ProviderLoginError(query.error === 'access_denied' ? 'ssoDenied' : 'ssoFailed', flow.redirect, `provider error ${query.error}`)
   }
@@ -156,10 +172,11 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
   if (!user.id) user.id = claims.sub
   const now = Date.now()
   const session = writeGatewaySession(event, { user })
-  await keepTokens({
+  const kept = keepTokens({
     sid: session.sid,
     iat: session.iat,
     userId: user.id,
+    user,
     sub: claims.sub,
     ...(typeof claims.sid === 'string' ? { providerSid: claims.sid } : {}),
     accessToken: tokens.access_token,
@@ -168,6 +185,11 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
     expiresAt: expiryOf(tokens, now, sessionEndsAt(session)),
     obtainedAt: now,
     generation: 0,
+  })
+  // Without its tokens (Redis did not take them) the session is none: its cookie goes as it came.
+  await kept.catch((error: Error) => {
+    clearGatewaySession(event)
+    throw new ProviderLoginError('ssoFailed', flow.redirect, `tokens not kept: ${error.message}`)
   })
   audit(event, 'login.success', { username: user.email || user.id, userId: user.id, provider: oidcSettings().issuer })
   return flow.redirect

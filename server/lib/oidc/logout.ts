@@ -3,7 +3,7 @@ import * as client from 'openid-client'
 import type { SessionPayload } from '../../core/seal'
 import { useLogger } from '../logger'
 import { postLogoutUriFor } from './login'
-import { oidcReady, useOidcClient } from './provider'
+import { oidcReady, refreshingClient, useOidcClient } from './provider'
 import { forgetTokens, tokensOf } from './tokens'
 import { useTokenStore } from './token-store'
 
@@ -18,6 +18,11 @@ export async function endProviderSession(event: H3Event, session: SessionPayload
   if (record) await (await useTokenStore()).delete(record).catch((error: Error) => useLogger().warn({ error: error.message }, 'không xoá được token OIDC trong Redis.'))
   if (!oidcReady()) return undefined
   const config = useOidcClient()
+  // A refresh token outlives the session at many providers (Keycloak's offline tokens: weeks): revoked when they can.
+  if (record?.refreshToken && config.serverMetadata().revocation_endpoint) {
+    client.tokenRevocation(refreshingClient(), record.refreshToken, { token_type_hint: 'refresh_token' })
+      .catch((error: Error) => useLogger().warn({ error: error.message }, 'không thu hồi được refresh token tại OpenID Provider.'))
+  }
   if (!config.serverMetadata().end_session_endpoint) return undefined
   return client.buildEndSessionUrl(config, {
     post_logout_redirect_uri: postLogoutUriFor(event),

@@ -10,6 +10,8 @@ import { useLogger } from '../logger'
  */
 
 let configuration: client.Configuration | undefined
+/** The same provider for refreshes: without the ID token signature check (see refreshingClient). */
+let refreshing: client.Configuration | undefined
 let discovering: Promise<void> | undefined
 let stopped = false
 
@@ -35,6 +37,29 @@ export function useOidcClient(): client.Configuration {
 }
 
 /**
+ * The configuration refreshes use: the same provider and client, without the ID token signature check. A refresh's
+ * ID token comes straight from the token endpoint (OIDC Core 3.1.3.7 lets TLS stand for the signature there), and by
+ * the time a check of it could fail the provider has already rotated the refresh token: throwing then would lose the
+ * new one, and the next refresh, with the spent one, would make a rotating provider revoke the whole grant.
+ */
+export function refreshingClient(): client.Configuration {
+  if (!refreshing) throw new GatewayError(503, MESSAGES.ssoUnavailable)
+  return refreshing
+}
+
+/** Both configurations from one discovery. */
+function adopt(discovered: client.Configuration, settings: OidcConfig): void {
+  configuration = discovered
+  refreshing = new client.Configuration(discovered.serverMetadata(), settings.clientId, undefined, clientAuth(settings))
+  refreshing.timeout = discovered.timeout
+  if (new URL(settings.issuer).protocol === 'http:') client.allowInsecureRequests(refreshing)
+}
+
+function clientAuth(settings: OidcConfig): client.ClientAuth {
+  return settings.clientSecret ? client.ClientSecretBasic(settings.clientSecret) : client.None()
+}
+
+/**
  * One discovery: the document at `<issuer>/.well-known/openid-configuration` (openid-client checks that its `issuer`
  * is ours exactly). ID token signatures are checked against the provider's JWKS (`enableNonRepudiationChecks`: the
  * keys are fetched again for a key id they do not hold, so a rotation at the provider is followed); plain http only
@@ -42,7 +67,7 @@ export function useOidcClient(): client.Configuration {
  */
 async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<client.Configuration> {
   const issuer = new URL(settings.issuer)
-  const auth = settings.clientSecret ? client.ClientSecretBasic(settings.clientSecret) : client.None()
+  const auth = clientAuth(settings)
   const execute = [client.enableNonRepudiationChecks, ...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [])]
   return client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds })
 }
@@ -55,7 +80,7 @@ export function startOidc(): Promise<void> {
     const { iamTimeoutSeconds } = useGatewayConfig().config
     for (let attempt = 0, delay = 1_000; !stopped; attempt++, delay = Math.min(delay * 2, 30_000)) {
       try {
-        configuration = await discover(settings, iamTimeoutSeconds)
+        adopt(await discover(settings, iamTimeoutSeconds), settings)
         useLogger().info({ issuer: settings.issuer, attempt }, 'đã đọc cấu hình nhà cung cấp định danh (OpenID Provider).')
         return
       }
@@ -75,7 +100,7 @@ export function startOidc(): Promise<void> {
  */
 export async function rediscoverOidc(): Promise<void> {
   try {
-    configuration = await discover(oidcSettings(), useGatewayConfig().config.iamTimeoutSeconds)
+    adopt(await discover(oidcSettings(), useGatewayConfig().config.iamTimeoutSeconds), oidcSettings())
   }
   catch (error) {
     useLogger().warn({ error: (error as Error).message }, 'không đọc lại được cấu hình OpenID Provider.')

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
+import type { AuthUser } from '../../../shared/types'
 import { sealValue, unsealValue, type SealKeys } from '../../core/seal'
 import { useGatewayConfig } from '../gateway-config'
 import { useLogger } from '../logger'
@@ -18,6 +19,8 @@ export interface TokenRecord {
   sid: string
   iat: number
   userId: string
+  /** The user as mapped at login, whole (the cookie may hold it trimmed to fit 4 KB). */
+  user?: AuthUser
   /** The provider's subject and session id (`sid` claim), for back-channel logout. */
   sub: string
   providerSid?: string
@@ -42,6 +45,8 @@ export interface TokenStore {
   lock: (sid: string, ms: number) => Promise<(() => Promise<void>) | undefined>
   /** Whether a back-channel logout token's `jti` is new (remembered until `until`). */
   firstUse: (jti: string, until: number) => Promise<boolean>
+  /** Forgets a `jti` whose logout could not be carried out (the provider may send it again). */
+  forgetUse: (jti: string) => Promise<void>
 }
 
 const MAX_MEMORY_RECORDS = 100_000
@@ -105,6 +110,9 @@ export function memoryTokenStore(): TokenStore {
       used.set(jti, until)
       return true
     },
+    async forgetUse(jti) {
+      used.delete(jti)
+    },
   }
 }
 
@@ -131,8 +139,10 @@ export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
     async put(record, until) {
       const ms = ttl(until)
       const batch = redis.multi().set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms)
-        .sadd(KEY.sub(record.sub), record.sid).pexpire(KEY.sub(record.sub), ms)
-      if (record.providerSid) batch.sadd(KEY.providerSid(record.providerSid), record.sid).pexpire(KEY.providerSid(record.providerSid), ms)
+      // An index lives as long as its longest session: a new set takes the TTL (NX), a longer one extends it (GT).
+      const index = (key: string) => batch.sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT')
+      index(KEY.sub(record.sub))
+      if (record.providerSid) index(KEY.providerSid(record.providerSid))
       await withinBudget(() => batch.exec())
     },
     async delete(record) {
@@ -153,6 +163,9 @@ export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
     },
     async firstUse(jti, until) {
       return (await withinBudget(() => redis.set(KEY.jti(jti), '1', 'PX', ttl(until), 'NX'))) === 'OK'
+    },
+    async forgetUse(jti) {
+      await withinBudget(() => redis.del(KEY.jti(jti)))
     },
   }
 }

@@ -1,10 +1,12 @@
 import * as client from 'openid-client'
+import type { AuthUser } from '../../../shared/types'
 import { sessionEndsAt, type SessionPayload } from '../../core/seal'
 import { audit } from '../audit'
+import { useGatewayConfig } from '../gateway-config'
 import { GatewayError, MESSAGES } from '../gateway-error'
 import { useLogger } from '../logger'
 import { revokeSession } from '../revocations'
-import { useOidcClient } from './provider'
+import { refreshingClient } from './provider'
 import { useTokenStore, type TokenRecord } from './token-store'
 
 /**
@@ -23,9 +25,12 @@ const cache = new Map<string, TokenRecord>()
 const MAX_CACHED = 50_000
 /** Refreshes under way in this process, by session id. */
 const flights = new Map<string, Promise<string | undefined>>()
-/** How long a refresh may hold the lock, and how long another instance waits for its result. */
-const LOCK_MS = 15_000
+/** How long a refresh may hold the lock (its provider call's timeout and a margin), and another instance waits. */
+const lockMs = () => useGatewayConfig().config.iamTimeoutSeconds * 1000 + 5_000
 const WAIT_STEP_MS = 50
+
+/** The token store did not answer (Redis down) and this process has no usable token: 503, the session kept. */
+const storeDown = () => new GatewayError(503, MESSAGES.tokenStoreUnavailable)
 
 /**
  * Renew this long before the expiry: a quarter of the token's life, at most 30 s (a 5-minute token is renewed
@@ -66,6 +71,14 @@ export async function tokensOf(sid: string): Promise<TokenRecord | undefined> {
 }
 
 /**
+ * The user of an OpenID session as mapped at login, whole: the cookie's copy may have dropped permissions or roles to
+ * fit 4 KB (this process's record, once the session's token has been looked up here; else the cookie's).
+ */
+export function oidcSessionUser(session: SessionPayload): AuthUser {
+  return cache.get(session.sid)?.user ?? session.user
+}
+
+/**
  * The access token to send for an OpenID session: at once (a string) in the steady state, else a promise (first use
  * in this process, or a renewal). Undefined when the session has no tokens any more (ended, or lost with a memory
  * store's process).
@@ -83,12 +96,29 @@ export function oidcAccessToken(session: SessionPayload): string | undefined | P
 
 async function renew(session: SessionPayload): Promise<string | undefined> {
   const store = await useTokenStore()
-  const known = await store.get(session.sid).catch(() => cache.get(session.sid))
+  const cached = cache.get(session.sid)
+  let known: TokenRecord | undefined
+  try {
+    known = await store.get(session.sid)
+  }
+  catch {
+    // Redis down: this process's copy while its token lives; no copy is no answer, not "logged out".
+    if (cached && cached.expiresAt > Date.now()) return cached.accessToken
+    throw storeDown()
+  }
+  // Only a store that answered "none" ends the session here.
   if (!known) return undefined
   remember(known)
   if (fresh(known)) return known.accessToken
   if (!known.refreshToken) return known.expiresAt > Date.now() ? known.accessToken : undefined
-  const release = await store.lock(session.sid, LOCK_MS).catch(() => undefined)
+  let release: (() => Promise<void>) | undefined
+  try {
+    release = await store.lock(session.sid, lockMs())
+  }
+  catch {
+    if (known.expiresAt > Date.now()) return known.accessToken
+    throw storeDown()
+  }
   if (!release) return waitForOther(session.sid, known)
   try {
     // Another instance may have renewed it between our read and our lock.
@@ -107,9 +137,15 @@ async function renew(session: SessionPayload): Promise<string | undefined> {
 /** Another instance holds the refresh lock: its result appears in the store (a new generation). */
 async function waitForOther(sid: string, known: TokenRecord): Promise<string | undefined> {
   const store = await useTokenStore()
-  for (let waited = 0; waited < LOCK_MS; waited += WAIT_STEP_MS) {
+  for (let waited = 0, limit = lockMs(); waited < limit; waited += WAIT_STEP_MS) {
     await new Promise(resolve => setTimeout(resolve, WAIT_STEP_MS))
-    const latest = await store.get(sid).catch(() => undefined)
+    let latest: TokenRecord | undefined
+    try {
+      latest = await store.get(sid)
+    }
+    catch {
+      continue // Redis did not answer this time: ask again
+    }
     if (!latest) return undefined // the other instance ended the session
     if (latest.generation > known.generation) {
       remember(latest)
@@ -124,10 +160,12 @@ async function refresh(session: SessionPayload, record: TokenRecord): Promise<st
   const now = Date.now()
   let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>
   try {
-    tokens = await client.refreshTokenGrant(useOidcClient(), record.refreshToken!)
+    tokens = await client.refreshTokenGrant(refreshingClient(), record.refreshToken!)
   }
   catch (error) {
-    if (error instanceof client.ResponseBodyError && (error.error === 'invalid_grant' || error.status === 401)) {
+    // Only the grant's refusal ends the session: a client error (invalid_client, a secret rotated too early) or a
+    // provider that does not answer must not log everyone out.
+    if (error instanceof client.ResponseBodyError && error.error === 'invalid_grant') {
       // The provider ended the grant: so does the gateway, on every instance.
       await endOidcSession(record, 'refresh refused')
       return undefined

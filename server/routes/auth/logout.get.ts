@@ -42,7 +42,11 @@ export default defineGatewayRoute(async (event) => {
     await revokeSession(session)
     audit(event, 'logout', { userId: session.user.id, name: session.user.name })
     if (session.accessToken) notifyIamLogout(session.accessToken)
-    if (isOidc()) providerLogout ??= await endProviderSession(event, session)
+    // Each OpenID session's tokens go (the refresh token revoked at the provider); the first one's ID token is the hint.
+    if (isOidc()) {
+      const url = await endProviderSession(event, session)
+      providerLogout ??= url
+    }
   }
   clearGatewaySession(event)
   res.statusCode = 302

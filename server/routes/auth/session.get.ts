@@ -1,4 +1,5 @@
 import { liveToken, sessionExpiresAt } from '../../core/seal'
+import { oidcSessionUser } from '../../lib/oidc/tokens'
 import { sessionToken } from '../../lib/session-token'
 import { useGatewayConfig } from '../../lib/gateway-config'
 import { defineGatewayRoute } from '../../lib/gateway-route'
@@ -23,7 +24,8 @@ export default defineGatewayRoute(async (event): Promise<SessionResponse> => {
     // An OpenID session lives while its tokens do (a refresh the provider refused, a memory store's restart: gone);
     // a provider that does not answer does not end it here.
     const token = await Promise.resolve(sessionToken(session)).catch(() => true)
-    return token ? { user: session.user, expiresAt } : NO_SESSION
+    // The user as mapped at login, whole (the cookie's copy may have dropped permissions to fit 4 KB).
+    return token ? { user: oidcSessionUser(session), expiresAt } : NO_SESSION
   }
   if (useGatewayConfig().config.mock || !session.accessToken) return { user: session.user, expiresAt }
   const token = liveToken(session)

@@ -1,16 +1,27 @@
-import { encodeLocation } from '../../../shared/redirect'
-import { RequestError, MESSAGES } from '../../lib/gateway-error'
+import { getQuery } from 'h3'
+import { LOGIN_PATH } from '../../../shared/guard'
+import { encodeLocation, safeRedirect } from '../../../shared/redirect'
+import { GatewayError, RequestError, MESSAGES } from '../../lib/gateway-error'
 import { defineGatewayRoute } from '../../lib/gateway-route'
 import { isOidc } from '../../lib/oidc/provider'
 import { startProviderLogin } from '../../lib/oidc/login'
 
 /**
  * GET /auth/sso?redirect=<path>: with APP_AUTH_KIND=oidc, 302 to the OpenID Provider's login (code + PKCE, state and
- * nonce bound to this browser by a 10-minute cookie); 503 until the provider's discovery succeeded. Without OIDC: 404.
+ * nonce bound to this browser by a 10-minute cookie); before the provider's discovery succeeded, to the login page with
+ * `?error=ssoUnavailable`. Without OIDC: 404.
  */
 export default defineGatewayRoute(async (event) => {
   if (!isOidc()) throw new RequestError(404, MESSAGES.ssoNotConfigured)
-  const location = await startProviderLogin(event)
+  let location: string
+  try {
+    location = await startProviderLogin(event)
+  }
+  catch (error) {
+    // A browser asking before the provider's discovery succeeded: the login page says so, in words.
+    if (!(error instanceof GatewayError) || error.statusCode !== 503) throw error
+    location = `${LOGIN_PATH}?error=ssoUnavailable&redirect=${encodeURIComponent(safeRedirect(getQuery(event).redirect))}`
+  }
   event.node.res.statusCode = 302
   event.node.res.setHeader('location', encodeLocation(location))
   event.node.res.end()
