@@ -91,6 +91,10 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
   if (metrics) metrics.live.streams++
   const ended = () => {
     if (!res.writableFinished) controller?.abort(new Error('client closed'))
+    // An answer that went out before the whole body came in (the backend failed or answered early): the rest is read
+    // and dropped, as Node does with a body no handler reads. Left unread, it would hold up the kept-alive
+    // connection's next request until the keep-alive timeout resets the connection.
+    else if (!req.complete && !req.destroyed) req.on('data', dropChunk)
     if (metrics) {
       metrics.live.streams--
       if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
@@ -154,6 +158,9 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
     answerError(res, id, backendFailure(error))
   }
 }
+
+/** A request body chunk nobody needs any more. */
+function dropChunk(): void {}
 
 /** An error answer of the proxy, with the request id (the gate leaves the proxy's answers to set it). */
 function answerError(res: ServerResponse, id: string, error: GatewayError): void {
