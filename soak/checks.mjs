@@ -45,25 +45,29 @@ export function checkErrors(/** @type {Outcome[]} */ outcomes, /** @type {FaultW
   }
 }
 
-/** Lines of a log that show an uncaught exception or a stack trace (JSON lines read by every value they carry). */
+/**
+ * Lines of a log that show an uncaught exception, a stack trace, a fatal level or a warning of Node's own (the
+ * gateway logs what reaches stderr, `(node:<pid>) MaxListenersExceededWarning: …` included, as error lines). JSON
+ * lines are read by every value they carry; pino writes the level as a name (`"fatal"`) or a number (60).
+ */
 export function crashLines(/** @type {string} */ text) {
   return text.split('\n').filter((line) => {
     let values = [line]
     if (line.startsWith('{')) {
       try {
         const entry = JSON.parse(line)
-        if (entry.level >= 60 || entry.stack) return true
+        if (entry.level === 'fatal' || entry.level >= 60 || entry.stack) return true
         values = Object.values(entry).flatMap(value => String(value).split('\n'))
       }
       catch {
         // not JSON: read as it is
       }
     }
-    return values.some(value => /^\s+at\s|Uncaught|unhandled|không ai (bắt|xử lý)|\b(TypeError|ReferenceError|RangeError|SyntaxError)\b/i.test(value))
+    return values.some(value => /^\s+at\s|Uncaught|unhandled|không ai (bắt|xử lý)|\b(TypeError|ReferenceError|RangeError|SyntaxError)\b|\(node:\d+\) \w*Warning\b/i.test(value))
   })
 }
 
-/** No uncaught exception, stack trace or fatal line in any gateway log, and nothing on stderr (outside the JSON log). */
+/** No uncaught exception, stack trace, fatal line or Node warning in any gateway log, and nothing on stderr. */
 export function checkLogs(/** @type {ProcessLog[]} */ logs) {
   const found = logs.flatMap(log => [
     ...crashLines(log.stdout).map(line => `${log.instance} (pid ${log.pid}) stdout: ${line.slice(0, 300)}`),
@@ -74,8 +78,8 @@ export function checkLogs(/** @type {ProcessLog[]} */ logs) {
     name: 'logs',
     pass: found.length === 0,
     line: found.length === 0
-      ? `logs: no uncaught exception, stack trace or fatal line in ${logs.length} gateway processes' logs (${count(lines)} lines), stderr empty`
-      : `logs: ${count(found.length)} lines show an exception, a stack trace or stderr output`,
+      ? `logs: no uncaught exception, stack trace, fatal line or Node warning in ${logs.length} gateway processes' logs (${count(lines)} lines), stderr empty`
+      : `logs: ${count(found.length)} lines show an exception, a stack trace, a fatal line, a Node warning or stderr output`,
     details: found.slice(0, 30),
   }
 }

@@ -74,15 +74,18 @@ describe('soak: the other checks', () => {
     expect(checkStreams([outcome({ op: 'download', stream: { bytes: 10, match: false } })] as never).pass).toBe(false)
   })
 
-  it('finds stack traces, fatal lines and uncaught errors in JSON and plain lines', () => {
+  it('finds stack traces, fatal lines, uncaught errors and Node warnings in JSON and plain lines, not a fault\'s warning', () => {
     const text = [
       '{"level":30,"msg":"GET /api/items 200"}',
       '{"level":60,"msg":"lỗi không ai bắt: dừng tiến trình"}',
+      '{"level":"fatal","msg":"không mở được cổng HTTP"}',
+      '{"level":"error","msg":"(node:7951) MaxListenersExceededWarning: Possible EventEmitter memory leak detected."}',
+      '{"level":"warn","msg":"Redis không dùng được (connect ECONNREFUSED 127.0.0.1:43403): dùng bộ đếm cục bộ."}',
       '{"level":50,"msg":"x","error":"TypeError: boom\\n    at f (file.js:1:1)"}',
       '    at Object.<anonymous> (/x.js:1:1)',
       'plain text',
     ].join('\n')
-    expect(crashLines(text)).toHaveLength(3)
+    expect(crashLines(text)).toHaveLength(5)
     expect(checkLogs([{ instance: 'a', pid: 1, stdout: '{"level":30}', stderr: '(node:1) MaxListenersExceededWarning: x' }]).pass).toBe(false)
   })
 
