@@ -110,10 +110,12 @@ const refuse = (code, message) => ({ code, message, body: null })
 
 /**
  * Starts the development IAM on 127.0.0.1.
- * @param {{ port?: number, host?: string, slowMs?: number, log?: boolean }} [options]
+ * `accounts`: more accounts beside USERS (the soak logs in as many users, so none has hundreds of logouts).
+ * @param {{ port?: number, host?: string, slowMs?: number, log?: boolean, accounts?: typeof USERS }} [options]
  */
 export async function startDevIam(options = {}) {
   const slowMs = options.slowMs ?? 11_000
+  const accounts = { ...USERS, ...options.accounts }
   /** @type {Map<string, { username: string, expiresAt: number }>} */
   const tokens = new Map()
   /** @type {Map<string, { username: string, code: string }>} */
@@ -133,13 +135,13 @@ export async function startDevIam(options = {}) {
   }
 
   function profile(username) {
-    const user = USERS[username]
+    const user = accounts[username]
     return { userId: `u-${username}`, username, fullName: user.fullName, email: user.email, listRole: user.roles, authorization: user.authorization }
   }
 
   function login(body) {
     const username = typeof body?.username === 'string' ? body.username : ''
-    const user = USERS[username]
+    const user = accounts[username]
     if (username === 'no-token') return ok({ ...profile('viewer'), tokenData: {} })
     if (!user || user.password !== body.password) return refuse('AUTH001', 'Tên đăng nhập hoặc mật khẩu không đúng.')
     if (body.clientId && !CLIENT_CODES.has(body.clientId)) return refuse('AUTH003', 'Mã ứng dụng không hợp lệ.')
@@ -167,7 +169,7 @@ export async function startDevIam(options = {}) {
   }
 
   function otpSend(body) {
-    const user = USERS[body?.username]
+    const user = accounts[body?.username]
     if (!user || user.password !== body.password) return refuse('AUTH001', 'Tên đăng nhập hoặc mật khẩu không đúng.')
     if (user.otp !== 'MESSENGER') return refuse('OTP010', 'Tài khoản không dùng OTP qua tin nhắn.')
     const transactionId = `tx-${randomUUID()}`

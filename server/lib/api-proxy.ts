@@ -78,7 +78,8 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
   const backend = { origin, path, host, ruleHeaders }
   // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
   if (token instanceof Promise) {
-    token.then(value => forwardToBackend(req, res, scope, backend, value), (error: unknown) => answerError(res, id, toGatewayError(error)))
+    // A client gone meanwhile gets nothing sent on (its exchange has ended: nothing would count the stream's end).
+    token.then(value => res.destroyed || forwardToBackend(req, res, scope, backend, value), (error: unknown) => answerError(res, id, toGatewayError(error)))
     return
   }
   forwardToBackend(req, res, scope, backend, token)
@@ -106,6 +107,10 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
   if (metrics) metrics.live.streams++
   const ended = () => {
     if (!res.writableFinished) controller?.abort(new Error('client closed'))
+    // An answer that went out before the whole body came in (the backend failed or answered early): the rest is read
+    // and dropped, as Node does with a body no handler reads. Left unread, it would hold up the kept-alive
+    // connection's next request until the keep-alive timeout resets the connection.
+    else if (!req.complete && !req.destroyed) req.on('data', dropChunk)
     if (metrics) {
       metrics.live.streams--
       if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
@@ -169,6 +174,9 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     answerError(res, id, backendFailure(error))
   }
 }
+
+/** A request body chunk nobody needs any more. */
+function dropChunk(): void {}
 
 /** An error answer of the proxy, with the request id (the gate leaves the proxy's answers to set it). */
 function answerError(res: ServerResponse, id: string, error: GatewayError): void {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { patternChunk, patternSha256 } from '../../dev/pattern.mjs'
@@ -180,7 +180,35 @@ describe('/api/** proxy', () => {
   }, 60_000)
 })
 
+/** One request on `agent` with `bytes` pattern bytes as its body (none when 0): its status, or its error's code. */
+function onAgent(agent: Agent, method: string, path: string, bytes = 0): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = httpRequest(`${stack.gateway.url}${path}`, { method, agent, headers: bytes ? { 'content-length': String(bytes) } : {} }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode!))
+    })
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
+    req.end(bytes ? Buffer.concat(Array.from({ length: bytes / (64 * 1024) }, (_, i) => patternChunk(i))) : undefined)
+  })
+}
+
 describe('/api/** proxy failures', () => {
+  it('keeps a kept-alive connection usable after answering 502 to an upload the backend cut mid-way', async () => {
+    // The 502 goes out before the rest of the body was read: unread, it would stall the connection's next request
+    // until the keep-alive timeout reset it (found by the soak run).
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      expect(await onAgent(agent, 'PUT', '/api/reset-upload', 1024 * 1024)).toBe(502)
+      const started = Date.now()
+      expect(await onAgent(agent, 'GET', '/api/after-the-cut')).toBe(200)
+      expect(Date.now() - started).toBeLessThan(2_000)
+      expect(stack.echo.received.at(-1)?.url).toBe('/base/after-the-cut')
+    }
+    finally {
+      agent.destroy()
+    }
+  })
+
   it('answers 502 when the backend cannot be reached', async () => {
     const closed = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_API_PROXY_TARGET: `http://127.0.0.1:${await freePort()}` })
     try {

@@ -17,7 +17,7 @@ export interface EchoedRequest {
  * `/stream?bytes=N` answers N pattern bytes; `/hang` never answers; `/status/<code>` answers that status;
  * `/cookies` answers with two Set-Cookie headers; `/gateway-cookies` tries to set the gateway's own cookies (and a nameless one);
  * `/early-hints` sends a 103 Early Hints answer before the final one; `/slow-stream?seconds=S` answers one 64 KiB
- * pattern block every 100 ms for S seconds.
+ * pattern block every 100 ms for S seconds; `/reset-upload` cuts the connection once the first bytes of a body arrive.
  */
 export async function startEchoBackend() {
   const received: EchoedRequest[] = []
@@ -26,6 +26,7 @@ export async function startEchoBackend() {
     if (url.pathname.endsWith('/hang')) return
     if (url.pathname.endsWith('/stream')) return writePattern(res, Number(url.searchParams.get('bytes') ?? 0))
     if (url.pathname.endsWith('/slow-stream')) return writeSlowly(res, Number(url.searchParams.get('seconds') ?? 1))
+    if (url.pathname.endsWith('/reset-upload')) return void req.once('data', () => req.socket.destroy())
     const hash = createHash('sha256')
     let bytes = 0
     const kept: Buffer[] = []

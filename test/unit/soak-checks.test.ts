@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest'
+import { checkAccessLines, checkErrors, checkFlatness, checkLogs, checkPool, checkRevocations, checkStreams, crashLines } from '../../soak/checks.mjs'
+import { explainFailure, faultPlan, flatnessWindows } from '../../soak/schedule.mjs'
+
+// The soak's verdicts are pure functions of what a run recorded: each is shown here to fail on what it must catch
+// (the run itself, `npm run soak`, is never a timed test of this suite).
+
+const outcome = (fields: Record<string, unknown>) => ({ op: 'get', instance: 'a', id: 'soak-1', start: 10_000, end: 10_050, ok: true, reached: true, status: 200, ...fields })
+const windows = [
+  { kind: 'restart' as const, start: 5_000, end: 8_000 },
+  { kind: 'iam-stall' as const, start: 30_000, end: 40_000 },
+  { kind: 'backend-reset' as const, start: 50_000, end: 60_000 },
+]
+
+describe('soak: which fault explains a failure', () => {
+  it.each([
+    ['a login 504 during the IAM stall', { op: 'login', status: 504, start: 35_000, end: 37_000 }, 'iam-stall'],
+    ['a login 504 whose timeout ends just after it', { op: 'login', status: 504, start: 39_500, end: 41_500 }, 'iam-stall'],
+    ['a session read with user null during the stall', { op: 'session', error: 'user-null', start: 31_000, end: 33_000 }, 'iam-stall'],
+    ['a login 504 outside any window', { op: 'login', status: 504, start: 20_000, end: 22_000 }, undefined],
+    ['a proxied GET 502 during backend resets (only streams are cut)', { op: 'get', status: 502, start: 55_000, end: 55_010 }, undefined],
+    ['a download cut during backend resets', { op: 'download', error: 'premature-close', start: 55_000, end: 55_100 }, 'backend-reset'],
+    ['an upload 502 during backend resets', { op: 'upload', status: 502, start: 52_000, end: 52_010 }, 'backend-reset'],
+    ['a tunnel of the restarted instance closed by its drain', { op: 'tunnel', instance: 'b', error: 'closed 1006', start: 1_000, end: 6_000 }, 'restart'],
+    ['a tunnel of the other instance closed then', { op: 'tunnel', instance: 'a', error: 'closed 1006', start: 1_000, end: 6_000 }, undefined],
+  ])('%s', (_, fields, expected) => {
+    expect(explainFailure(outcome({ ok: false, ...fields }) as never, windows)).toBe(expected)
+  })
+
+  it('fails the errors check on one unexplained failure, naming it', () => {
+    const verdict = checkErrors([outcome({}), outcome({ id: 'soak-2', ok: false, status: 500, error: 'status' })] as never, windows)
+    expect(verdict.pass).toBe(false)
+    expect(verdict.details?.[0]).toContain('soak-2 get on a')
+  })
+
+  it('scales the plan to the run, every fault in order and before the last tenth', () => {
+    for (const seconds of [120, 600]) {
+      const plan = faultPlan(seconds)
+      expect(plan.map(fault => fault.at)).toEqual([...plan.map(fault => fault.at)].sort((a, b) => a - b))
+      expect(plan.at(-1)!.at).toBeLessThan(flatnessWindows(seconds * 1000).end[0] / 1000)
+    }
+  })
+})
+
+describe('soak: the other checks', () => {
+  const samples = (heap: (t: number) => number, rss = (_t: number) => 100) => Array.from({ length: 120 }, (_, i) => ({
+    t: i * 1000, instance: 'a', pid: 7, rssMiB: rss(i), fds: 40, pool: 2, heapMiB: heap(i) + (i % 3 === 0 ? 0 : 6), streams: 0, tunnels: 0,
+  }))
+
+  it('passes a flat run, fails a heap that grows by a fifth, and lets a fall pass', () => {
+    expect(checkFlatness(samples(() => 20), 120_000).pass).toBe(true)
+    const leaking = checkFlatness(samples(t => 20 + t / 25), 120_000)
+    expect(leaking.pass).toBe(false)
+    expect(leaking.line).toMatch(/heap .*\(over\)/)
+    expect(checkFlatness(samples(() => 20, t => 140 - t / 4), 120_000).pass).toBe(true)
+  })
+
+  it('fails a request without its access line, one with two, and a line of no request', () => {
+    const outcomes = [outcome({ id: 'x1' }), outcome({ id: 'x2' }), outcome({ id: 'x3', reached: false })]
+    expect(checkAccessLines(outcomes as never, new Map([['a', new Map([['x1', 1], ['x2', 1]])]])).pass).toBe(true)
+    expect(checkAccessLines(outcomes as never, new Map([['a', new Map([['x1', 1]])]])).pass).toBe(false)
+    expect(checkAccessLines(outcomes as never, new Map([['a', new Map([['x1', 1], ['x2', 2]])]])).pass).toBe(false)
+    expect(checkAccessLines(outcomes as never, new Map([['a', new Map([['x1', 1], ['x2', 1], ['other', 1]])]])).pass).toBe(false)
+  })
+
+  it('fails when one logged-out cookie is still a session on one instance', () => {
+    const logout = { cookie: 'svc_session=v1.x', instance: 'a', at: 1000 }
+    expect(checkRevocations([{ logout, instance: 'a', user: null, apiStatus: 401 }, { logout, instance: 'b', user: null, apiStatus: 401 }], 1).pass).toBe(true)
+    expect(checkRevocations([{ logout, instance: 'a', user: null, apiStatus: 401 }, { logout, instance: 'b', user: { id: 'u' }, apiStatus: 200 }], 1).pass).toBe(false)
+  })
+
+  it('fails a completed stream whose bytes differ', () => {
+    expect(checkStreams([outcome({ op: 'download', stream: { bytes: 10, match: true } })] as never).pass).toBe(true)
+    expect(checkStreams([outcome({ op: 'download', stream: { bytes: 10, match: false } })] as never).pass).toBe(false)
+  })
+
+  it('finds stack traces, fatal lines, uncaught errors and Node warnings in JSON and plain lines, not a fault\'s warning', () => {
+    const text = [
+      '{"level":30,"msg":"GET /api/items 200"}',
+      '{"level":60,"msg":"lỗi không ai bắt: dừng tiến trình"}',
+      '{"level":"fatal","msg":"không mở được cổng HTTP"}',
+      '{"level":"error","msg":"(node:7951) MaxListenersExceededWarning: Possible EventEmitter memory leak detected."}',
+      '{"level":"warn","msg":"Redis không dùng được (connect ECONNREFUSED 127.0.0.1:43403): dùng bộ đếm cục bộ."}',
+      '{"level":50,"msg":"x","error":"TypeError: boom\\n    at f (file.js:1:1)"}',
+      '    at Object.<anonymous> (/x.js:1:1)',
+      'plain text',
+    ].join('\n')
+    expect(crashLines(text)).toHaveLength(5)
+    expect(checkLogs([{ instance: 'a', pid: 1, stdout: '{"level":30}', stderr: '(node:1) MaxListenersExceededWarning: x' }]).pass).toBe(false)
+  })
+
+  it('fails a pool over its limit, and a connection left open once the load stopped', () => {
+    const quiet = [{ t: 0, instance: 'a', pid: 1, rssMiB: 1, fds: 1, pool: 0, streams: 0, tunnels: 0 }]
+    expect(checkPool([{ ...quiet[0], pool: 256 }], 256, quiet).pass).toBe(true)
+    expect(checkPool([{ ...quiet[0], pool: 257 }], 256, quiet).pass).toBe(false)
+    expect(checkPool([{ ...quiet[0], pool: 3 }], 256, [{ ...quiet[0], pool: 1 }]).pass).toBe(false)
+  })
+})
