@@ -1,5 +1,6 @@
 import { computed } from 'vue'
 import type { AuthUser, LoginCredentials, SessionResponse } from '../../shared/types'
+import { LOGIN_PATH } from '../../shared/guard'
 import { safeRedirect } from '../../shared/redirect'
 import { AppError } from '../utils/app-error'
 import { announceAuthChange } from '../lib/auth-channel'
@@ -31,14 +32,16 @@ export function useAuth() {
   }
 
   /**
-   * Logs in with the IAM's credentials. With an OpenID Provider (APP_AUTH_KIND=oidc), or without credentials, the
-   * browser goes to the provider's login instead (GET /auth/sso) and comes back to `redirect` (default: this page);
-   * the promise does not settle then, the page is left.
+   * Logs in with the IAM's credentials. With an OpenID Provider (APP_AUTH_KIND=oidc) the browser goes to the
+   * provider's login instead (GET /auth/sso), and without credentials to the login page; either comes back to
+   * `redirect` (default: this page). The promise does not settle then: the page is left.
    */
   async function login(credentials?: LoginCredentials, redirect?: string): Promise<AuthUser> {
     if (!credentials || loginMethod.value.sso) {
-      const back = safeRedirect(redirect ?? router.currentRoute.value.fullPath)
-      await navigateTo(`/auth/sso?redirect=${encodeURIComponent(back)}`, { external: true })
+      const back = encodeURIComponent(safeRedirect(redirect ?? router.currentRoute.value.fullPath))
+      // The provider's login; without credentials for the contract IAM, its login page.
+      if (loginMethod.value.sso) await navigateTo(`/auth/sso?redirect=${back}`, { external: true })
+      else await navigateTo(`${LOGIN_PATH}?redirect=${back}`)
       return new Promise<never>(() => {})
     }
     let answer: { user: AuthUser }
