@@ -61,7 +61,7 @@ function clientAuth(settings: OidcConfig): client.ClientAuth {
 
 /**
  * One discovery: the document at `<issuer>/.well-known/openid-configuration` (openid-client checks that its `issuer`
- * is ours exactly). ID token signatures are checked against the provider's JWKS (`enableNonRepudiationChecks`: the
+ * is ours exactly) and the keys at its `jwks_uri`. ID token signatures are checked against the provider's JWKS (`enableNonRepudiationChecks`: the
  * keys are fetched again for a key id they do not hold, so a rotation at the provider is followed); plain http only
  * for a loopback issuer (development and tests, as the configuration allows).
  */
@@ -69,7 +69,15 @@ async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<c
   const issuer = new URL(settings.issuer)
   const auth = clientAuth(settings)
   const execute = [client.enableNonRepudiationChecks, ...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [])]
-  return client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds })
+  const config = await client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds })
+  // The signing keys too, before the gateway says it is ready: handed to openid-client as its first copy.
+  const jwksUri = config.serverMetadata().jwks_uri
+  if (!jwksUri) throw new Error('the provider publishes no jwks_uri')
+  const answer = await fetch(jwksUri, { signal: AbortSignal.timeout(timeoutSeconds * 1000), headers: { accept: 'application/json' } })
+  const jwks = answer.ok ? await answer.json() as { keys?: unknown } : undefined
+  if (!jwks || !Array.isArray(jwks.keys)) throw new Error(`the provider's JWKS (${jwksUri}) answered ${answer.status} without keys`)
+  client.setJwksCache(config, { jwks: jwks as client.JWKS, uat: Math.floor(Date.now() / 1000) })
+  return config
 }
 
 /** Starts discovery once (APP_AUTH_KIND=oidc); resolves when it has succeeded. */
