@@ -121,8 +121,8 @@ async function renew(session: SessionPayload): Promise<string | undefined> {
   }
   if (!release) return waitForOther(session.sid, known)
   try {
-    // Another instance may have renewed it between our read and our lock.
-    const latest = await store.get(session.sid)
+    // Another instance may have renewed it between our read and our lock (a store that fails now: ours is the latest).
+    const latest = await store.get(session.sid).catch(() => known)
     if (latest && latest.generation > known.generation) {
       remember(latest)
       return latest.accessToken
