@@ -105,6 +105,20 @@ export async function headToHead([, urlA, headersA], [, urlB, headersB], rounds 
   return { ratios, p99: { a: median(p99s.a), b: median(p99s.b) } }
 }
 
+/**
+ * Two paths compared as a scenario with one check does it: standalone interleaved rounds, then head to head. Returns
+ * each one's runs, the check's figure (b over a, head to head and standalone) and the median head-to-head ratio.
+ * @param {[Target, Target]} targets
+ * @param {(line: string) => void} log
+ */
+export async function comparePaths(targets, log) {
+  const runs = await interleavedRounds(targets, log)
+  const duel = await headToHead(targets[0], targets[1])
+  const [a, b] = targets.map(([name]) => runs.get(name) ?? [])
+  const standalone = b.map((run, i) => run.rps / a[i].rps)
+  return { runs: [a, b], figure: `head to head ${spread(duel.ratios)}; standalone rounds ${spread(standalone)}`, ratio: median(duel.ratios) }
+}
+
 /** One WebSocket echo run from CPU 1 (bench/ws-load.mjs: 32 connections × 16 in flight, 32 bytes); echoes a second. */
 export function wsLoad(url) {
   const script = fileURLToPath(new URL('./ws-load.mjs', import.meta.url))

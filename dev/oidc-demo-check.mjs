@@ -12,6 +12,7 @@ import { createServer } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as jose from 'jose'
 import * as client from 'openid-client'
+import { cookieAgent, throughProviderForm } from './oidc-browser.mjs'
 import { gatewayClient, startDevOidcProvider } from './oidc-provider.mjs'
 
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
@@ -76,37 +77,11 @@ async function verifyLogoutToken(token, keys = jwks) {
   return payload
 }
 
-// ── A browser's part, by fetch: cookies carried by hand, redirects followed one by one. ──
-function browser() {
-  const jar = new Map()
-  async function go(url, init = {}) {
-    const headers = new Headers(init.headers)
-    if (jar.size) headers.set('cookie', [...jar].map(([name, value]) => `${name}=${value}`).join('; '))
-    const response = await fetch(url, { ...init, headers, redirect: 'manual' })
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]
-      if (value && !/expires=Thu, 01 Jan 1970/i.test(line)) jar.set(name, value)
-      else jar.delete(name)
-    }
-    return response
-  }
-  /** Follows redirects until one leaves the provider (the callback) or a page answers 200. */
-  async function follow(url, init) {
-    let response = await go(url, init)
-    let at = new URL(url)
-    while (response.status >= 300 && response.status < 400) {
-      at = new URL(/** @type {string} */ (response.headers.get('location')), at)
-      if (at.origin !== op.url) return { url: at, response }
-      response = await go(at)
-    }
-    return { url: at, response }
-  }
-  return { jar, go, follow }
-}
+// ── A browser's part, by fetch (dev/oidc-browser.mjs): followed until an address leaves the provider (the callback). ──
+const leavesProvider = (/** @type {URL} */ at) => at.origin !== op.url
 
 /** Logs in through the provider's own form; returns the callback URL the provider sent the browser to. */
-async function logIn(config, { username = 'admin', password = 'admin123', cancel = false, agent = browser(), scope = 'openid profile email offline_access' } = {}) {
+async function logIn(config, { username = 'admin', password = 'admin123', cancel = false, agent = cookieAgent(), scope = 'openid profile email offline_access' } = {}) {
   const verifier = client.randomPKCECodeVerifier()
   const checks = { pkceCodeVerifier: verifier, expectedState: client.randomState(), expectedNonce: client.randomNonce() }
   const authorizationUrl = client.buildAuthorizationUrl(config, {
@@ -117,14 +92,7 @@ async function logIn(config, { username = 'admin', password = 'admin123', cancel
     state: checks.expectedState,
     nonce: checks.expectedNonce,
   })
-  let { url, response } = await agent.follow(authorizationUrl)
-  if (url.origin === op.url) {
-    const html = await response.text()
-    const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]
-    assert.ok(action, 'the login form')
-    const form = cancel ? new URLSearchParams({ cancel: 'yes' }) : new URLSearchParams({ username, password })
-    ;({ url } = await agent.follow(new URL(cancel ? action.replace(/login$/, 'abort') : action, op.url), { method: 'POST', body: form }))
-  }
+  const { url } = await throughProviderForm(agent, authorizationUrl, op.url, { username, password, cancel, stop: leavesProvider })
   return { callbackUrl: url, checks, agent, authorizationUrl }
 }
 
@@ -185,7 +153,7 @@ await refusal('wrong PKCE verifier', client.authorizationCodeGrant(config, wrong
 const cancelled = await logIn(config, { cancel: true })
 show('cancel on the login page', cancelled.callbackUrl.search)
 await refusal('access_denied in the callback', client.authorizationCodeGrant(config, cancelled.callbackUrl, cancelled.checks), { name: 'AuthorizationResponseError', error: 'access_denied' })
-const noPkce = await browser().follow(client.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: 'openid', state: 's' }))
+const noPkce = await cookieAgent().follow(client.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: 'openid', state: 's' }), {}, leavesProvider)
 show('authorization without PKCE', noPkce.url.search)
 assert.match(noPkce.url.search, /error=invalid_request/)
 

@@ -18,9 +18,10 @@ import { sessionToken } from './session-token'
 /** Pooled keep-alive connections to the backend. */
 const backendAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })
 
-let target: { origin: string, basePath: string, host: string } | undefined
+interface BackendTarget { origin: string, basePath: string, host: string }
+let target: BackendTarget | undefined
 
-function backendTarget(address: string) {
+function backendTarget(address: string): BackendTarget {
   if (!target) {
     const url = new URL(address)
     target = { origin: url.origin, basePath: url.pathname, host: url.host }
@@ -68,28 +69,27 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
   const { config } = useGatewayConfig()
   const ruleHeaders = proxiedRuleHeaders?.(routerPath(req.url ?? '/'))
   if (!config.apiProxyTarget) return answerError(res, id, new GatewayError(500, MESSAGES.proxyTargetMissing))
-  const { origin, basePath, host } = backendTarget(config.apiProxyTarget)
-  const path = backendPath(req.url ?? '', basePath)
+  const backend = backendTarget(config.apiProxyTarget)
+  const path = backendPath(req.url ?? '', backend.basePath)
   if (path === null) return answerError(res, id, new GatewayError(400, MESSAGES.apiPathInvalid))
 
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const token = cookie ? sessionToken(openLiveSession(cookie)) : undefined
-  const backend = { origin, path, host, ruleHeaders }
   // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
   if (token instanceof Promise) {
     // A client gone meanwhile gets nothing sent on (its exchange has ended: nothing would count the stream's end).
-    token.then(value => res.destroyed || forwardToBackend(req, res, scope, backend, value), (error: unknown) => answerError(res, id, toGatewayError(error)))
+    token.then(value => res.destroyed || forwardToBackend(req, res, scope, backend, path, ruleHeaders, value), (error: unknown) => answerError(res, id, toGatewayError(error)))
     return
   }
-  forwardToBackend(req, res, scope, backend, token)
+  forwardToBackend(req, res, scope, backend, path, ruleHeaders, token)
 }
 
-/** Sends the request on with the session's token (see proxyApiRequest). */
-function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: { origin: string, path: string, host: string, ruleHeaders: Record<string, string> | undefined }, token: string | undefined): void {
+/** Sends the request on to the backend's `path` with the session's token (see proxyApiRequest). */
+function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined, token: string | undefined): void {
   const { id, client, exchange } = scope
   const { config } = useGatewayConfig()
-  const { origin, path, host, ruleHeaders } = backend
+  const { origin, host } = backend
   const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, token))
 
   try {

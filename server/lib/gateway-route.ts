@@ -1,4 +1,5 @@
 import { defineEventHandler, type EventHandlerRequest, type H3Event } from 'h3'
+import { encodeLocation } from '../../shared/redirect'
 import { sendGatewayError, toGatewayError } from './gateway-error'
 
 /**
@@ -15,4 +16,12 @@ export function defineGatewayRoute<T>(handler: (event: H3Event<EventHandlerReque
       sendGatewayError(event.node.res, toGatewayError(error))
     }
   })
+}
+
+/** A 302 to `location` (a path of ours, or the OpenID Provider's address), encoded as a Location header must be. */
+export function redirectTo(event: H3Event, location: string): void {
+  const res = event.node.res
+  res.statusCode = 302
+  res.setHeader('location', encodeLocation(location))
+  res.end()
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest'
 import { gatewayClient, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
 import { startSampleBackend } from '../../dev/backend.mjs'
+import type { CookieAgent } from '../../dev/oidc-browser.mjs'
 import { startEchoBackend } from './echo-backend'
 import { freePort, SERVER_ENTRY, startGateway, type RunningGateway } from './gateway'
 import { startRedis, type RunningRedis } from './redis'
@@ -72,59 +73,9 @@ export function oidcEnv(stack: Pick<OidcStack, 'provider' | 'echo' | 'redis'>, e
   }
 }
 
-/**
- * A browser's part by fetch: one cookie jar for every 127.0.0.1 port (cookies ignore ports, as browsers do),
- * redirects followed by hand.
- */
-export function cookieAgent() {
-  const jar = new Map<string, string>()
-  async function go(url: string | URL, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers)
-    if (jar.size) headers.set('cookie', [...jar].map(([name, value]) => `${name}=${value}`).join('; '))
-    const response = await fetch(url, { ...init, headers, redirect: 'manual' })
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!
-      const name = pair.slice(0, pair.indexOf('='))
-      const value = pair.slice(pair.indexOf('=') + 1)
-      if (value && !/max-age=0|expires=Thu, 01 Jan 1970/i.test(line)) jar.set(name, value)
-      else jar.delete(name)
-    }
-    return response
-  }
-  /** Follows redirects until `stop` says so (default: never) or an answer is not a redirect. */
-  async function follow(url: string | URL, init: RequestInit = {}, stop: (at: URL) => boolean = () => false): Promise<{ url: URL, response: Response }> {
-    let at = new URL(url)
-    let response = await go(at, init)
-    while (response.status >= 300 && response.status < 400) {
-      at = new URL(response.headers.get('location')!, at)
-      if (stop(at)) break
-      response = await go(at)
-    }
-    return { url: at, response }
-  }
-  return { jar, go, follow }
-}
-
-export type CookieAgent = ReturnType<typeof cookieAgent>
-
-/**
- * Logs in as a browser would: GET /auth/sso on the gateway, the provider's own login form, back to the gateway's
- * callback; stops at the first address outside gateway and provider or at the gateway page it lands on (not fetched).
- * `until` lets a test stop at the callback (to replay it).
- */
-export async function logInWithProvider(agent: CookieAgent, gateway: string, provider: string, options: { username?: string, password?: string, from?: string, cancel?: boolean, until?: (at: URL) => boolean } = {}) {
-  const { username = 'admin', password = 'admin123', from = '/', cancel = false } = options
-  const stop = options.until ?? ((at: URL) => at.origin === gateway && !at.pathname.startsWith('/auth/'))
-  let { url, response } = await agent.follow(`${gateway}/auth/sso?redirect=${encodeURIComponent(from)}`, {}, stop)
-  if (url.origin === provider && response.status === 200) {
-    const action = /<form method="post" action="([^"]+)"/.exec(await response.text())?.[1]
-    if (!action) throw new Error('the provider showed no login form')
-    const target = new URL(cancel ? action.replace(/login$/, 'abort') : action, provider)
-    const form = cancel ? new URLSearchParams({ cancel: 'yes' }) : new URLSearchParams({ username, password })
-    ;({ url, response } = await agent.follow(target, { method: 'POST', body: form }, stop))
-  }
-  return { url, response }
-}
+// A browser's part by fetch, shared with the bench and dev/oidc-demo-check.mjs.
+export { cookieAgent, logInWithProvider } from '../../dev/oidc-browser.mjs'
+export type { CookieAgent }
 
 /** Submits the first form of an HTML answer with its hidden fields (a page that would post itself with a script). */
 export async function submitForm(agent: CookieAgent, html: string, base: string, stop?: (at: URL) => boolean) {

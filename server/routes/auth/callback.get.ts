@@ -1,8 +1,7 @@
-import { encodeLocation } from '../../../shared/redirect'
 import { LOGIN_PATH } from '../../../shared/guard'
 import { audit } from '../../lib/audit'
 import { GatewayError, RequestError, MESSAGES } from '../../lib/gateway-error'
-import { defineGatewayRoute } from '../../lib/gateway-route'
+import { defineGatewayRoute, redirectTo } from '../../lib/gateway-route'
 import { finishProviderLogin, ProviderLoginError } from '../../lib/oidc/login'
 import { isOidc } from '../../lib/oidc/provider'
 
@@ -28,7 +27,5 @@ export default defineGatewayRoute(async (event) => {
       ? `/auth/sso?retry=1&redirect=${encodeURIComponent(failure.redirect)}`
       : `${LOGIN_PATH}?error=${failure.reason}${failure.redirect === '/' ? '' : `&redirect=${encodeURIComponent(failure.redirect)}`}`
   }
-  event.node.res.statusCode = 302
-  event.node.res.setHeader('location', encodeLocation(location))
-  event.node.res.end()
+  redirectTo(event, location)
 })

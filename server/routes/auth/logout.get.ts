@@ -1,10 +1,10 @@
 import { getQuery } from 'h3'
 import { useAppConfig } from 'nitropack/runtime'
 import { acceptedLanguages, messagesFor, pickLocale, type MessageOverrides } from '../../../shared/messages'
-import { encodeLocation, safeRedirect } from '../../../shared/redirect'
+import { safeRedirect } from '../../../shared/redirect'
 import { logoutConfirmationHtml } from '../../core/logout-page'
 import { audit } from '../../lib/audit'
-import { defineGatewayRoute } from '../../lib/gateway-route'
+import { defineGatewayRoute, redirectTo } from '../../lib/gateway-route'
 import { notifyIamLogout } from '../../lib/iam-auth'
 import { endProviderSession } from '../../lib/oidc/logout'
 import { isOidc } from '../../lib/oidc/provider'
@@ -49,8 +49,6 @@ export default defineGatewayRoute(async (event) => {
     }
   }
   clearGatewaySession(event)
-  res.statusCode = 302
   // With an OpenID Provider, its own logout next (end_session_endpoint), which comes back to the post-logout address.
-  res.setHeader('location', encodeLocation(providerLogout ?? redirect))
-  res.end()
+  redirectTo(event, providerLogout ?? redirect)
 })

@@ -1,8 +1,8 @@
 import { getQuery } from 'h3'
 import { LOGIN_PATH } from '../../../shared/guard'
-import { encodeLocation, safeRedirect } from '../../../shared/redirect'
+import { safeRedirect } from '../../../shared/redirect'
 import { GatewayError, RequestError, MESSAGES } from '../../lib/gateway-error'
-import { defineGatewayRoute } from '../../lib/gateway-route'
+import { defineGatewayRoute, redirectTo } from '../../lib/gateway-route'
 import { isOidc } from '../../lib/oidc/provider'
 import { startProviderLogin } from '../../lib/oidc/login'
 
@@ -22,7 +22,5 @@ export default defineGatewayRoute(async (event) => {
     if (!(error instanceof GatewayError) || error.statusCode !== 503) throw error
     location = `${LOGIN_PATH}?error=ssoUnavailable&redirect=${encodeURIComponent(safeRedirect(getQuery(event).redirect))}`
   }
-  event.node.res.statusCode = 302
-  event.node.res.setHeader('location', encodeLocation(location))
-  event.node.res.end()
+  redirectTo(event, location)
 })
