@@ -44,19 +44,48 @@ export function sessionExpiresAt(payload: Pick<SessionPayload, 'iat' | 'expiresA
   return payload.expiresAt !== undefined && payload.expiresAt < end ? payload.expiresAt : end
 }
 
-/** The keys of one mode: the first seals, all open. */
-export interface SealKeys {
-  keys: Buffer[]
+/**
+ * Every kind of text the gateway seals. Each has a key of its own (HKDF `info`) and a label bound into each seal as
+ * AES-GCM additional data, so a text sealed as one kind never opens as another: a token record copied out of Redis is
+ * no session cookie, a trip cookie is no token record. A session's kind follows the gateway's mode (a mock cookie is
+ * no session for a real gateway, a contract-IAM cookie none for an OpenID one). A new kind gets its own entry here.
+ */
+export type SealKind = 'session' | 'session-mock' | 'session-oidc' | 'oidc-trip' | 'oidc-tokens'
+
+const KINDS: Record<SealKind, { info: string, legacy?: true }> = {
+  'session': { info: 'svc_session v1', legacy: true },
+  'session-mock': { info: 'svc_session v1 mock', legacy: true },
+  'session-oidc': { info: 'svc_session v1 oidc' },
+  'oidc-trip': { info: 'svc_oidc trip v1' },
+  'oidc-tokens': { info: 'svc oidc tokens v1' },
 }
 
-/**
- * Derives the keys once. Mock mode and an OpenID Provider (`kind` 'oidc') use another HKDF `info` each, so a cookie of
- * one is no session for a gateway of another (a mock cookie for a real gateway, a contract-IAM cookie for an OIDC one).
- */
-export function deriveSealKeys(secrets: string[], mock: boolean, kind: 'iam' | 'oidc' = 'iam'): SealKeys {
-  const info = mock ? 'svc_session v1 mock' : kind === 'oidc' ? 'svc_session v1 oidc' : 'svc_session v1'
+/** The keys of one kind (the first seals, all open) and its label. */
+export interface SealKeys {
+  kind: SealKind
+  keys: Buffer[]
+  label: Buffer
+  /**
+   * Also opens seals made without a label (before kinds were bound in). Only the contract IAM's and mock mode's
+   * sessions: their keys never sealed anything else, whereas an OpenID gateway's session key also sealed its trips and
+   * token records. Such a cookie lives 8 hours at most: this goes in the release after the one that brought labels.
+   */
+  legacy: boolean
+}
+
+/** The session kind of a gateway's mode. */
+export function sessionKind(mock: boolean, kind: 'iam' | 'oidc' = 'iam'): SealKind {
+  return mock ? 'session-mock' : kind === 'oidc' ? 'session-oidc' : 'session'
+}
+
+/** Derives the keys of one kind, once, from the secrets (current first, then the previous ones). */
+export function deriveSealKeys(secrets: string[], kind: SealKind): SealKeys {
+  const { info, legacy } = KINDS[kind]
   return {
+    kind,
     keys: secrets.map(secret => Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, info, 32))),
+    label: Buffer.from(`svc-auth-gateway ${kind}`),
+    legacy: legacy ?? false,
   }
 }
 
@@ -68,18 +97,19 @@ function asciiJson(value: unknown): string {
   return JSON.stringify(value).replace(/[\u007f-\uffff]/g, char => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-/** Seals a payload with the current key. */
+/** Seals a session payload with the current key of a session kind. */
 export function sealSession(payload: SessionPayload, sealKeys: SealKeys): string {
   return sealValue(payload, sealKeys)
 }
 
 /**
- * Seals any JSON value in the session's format with the current key (the OpenID login's short-lived cookie, the
- * tokens kept in Redis). Each reader checks the shape it expects, so one kind is never taken for another.
+ * Seals any JSON value in the session's format with the current key of its kind, its label bound in (the OpenID
+ * login's trip cookie, the tokens kept in Redis). Each reader also checks the shape it expects.
  */
 export function sealValue(value: unknown, sealKeys: SealKeys): string {
   const iv = randomBytes(IV_BYTES)
   const cipher = createCipheriv('aes-256-gcm', sealKeys.keys[0]!, iv)
+  cipher.setAAD(sealKeys.label)
   const ciphertext = Buffer.concat([cipher.update(asciiJson(value), 'utf8'), cipher.final()])
   const tag = cipher.getAuthTag()
   return `${SEAL_VERSION}.${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${tag.toString('base64url')}`
@@ -119,7 +149,7 @@ export function unsealSession(value: string | undefined, sealKeys: SealKeys, now
   return text === null ? null : validPayload(text, now)
 }
 
-/** The text a sealed value holds (any of the keys), or null. */
+/** The text a sealed value holds (any of the kind's keys, its label bound in), or null. */
 function openSealed(value: string | undefined, sealKeys: SealKeys, maxLength = 8192): string | null {
   if (!value || value.length > maxLength) return null
   const parts = value.split('.')
@@ -129,20 +159,25 @@ function openSealed(value: string | undefined, sealKeys: SealKeys, maxLength = 8
   const tag = decodeExact(parts[3]!)
   if (!iv || !ciphertext || !tag || iv.length !== IV_BYTES || tag.length !== TAG_BYTES) return null
   for (const key of sealKeys.keys) {
-    let text: string
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
-      decipher.setAuthTag(tag)
-      const plain = decipher.update(ciphertext)
-      decipher.final() // throws when the tag does not match; GCM returns no more bytes
-      text = plain.toString('utf8')
-    }
-    catch {
-      continue
-    }
-    return text
+    const text = decrypt(key, iv, ciphertext, tag, sealKeys.label) ?? (sealKeys.legacy ? decrypt(key, iv, ciphertext, tag) : null)
+    if (text !== null) return text
   }
   return null
+}
+
+/** AES-256-GCM decryption: the text, or null when the tag does not match (key, label or any byte). */
+function decrypt(key: Buffer, iv: Buffer, ciphertext: Buffer, tag: Buffer, label?: Buffer): string | null {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
+    if (label) decipher.setAAD(label)
+    decipher.setAuthTag(tag)
+    const plain = decipher.update(ciphertext)
+    decipher.final() // throws when the tag does not match; GCM returns no more bytes
+    return plain.toString('utf8')
+  }
+  catch {
+    return null
+  }
 }
 
 function validPayload(text: string, now: number): SessionPayload | null {

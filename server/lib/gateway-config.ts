@@ -1,11 +1,23 @@
 import { randomBytes } from 'node:crypto'
 import { useRuntimeConfig } from 'nitropack/runtime'
 import { overlayEnv, parseGatewayConfig, parseLoggingConfig, readSecrets, type GatewayConfig, type LoggingConfig, type RawGatewayConfig } from '../core/config'
-import { deriveSealKeys, type SealKeys } from '../core/seal'
+import { deriveSealKeys, sessionKind, type SealKeys } from '../core/seal'
 import { SessionCache } from '../core/session-cache'
 import { useLogger } from './logger'
 
-let cached: { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache } | undefined
+/** The keys of each kind the gateway seals (core/seal.ts): never one kind's key for another's text. */
+export interface GatewaySeals {
+  /** svc_session, of the gateway's mode. */
+  session: SealKeys
+  /** The OpenID login's trip cookie. */
+  oidcTrip: SealKeys
+  /** An OpenID session's tokens, kept in Redis. */
+  oidcTokens: SealKeys
+}
+
+interface GatewaySettings { config: GatewayConfig, seals: GatewaySeals, sessions: SessionCache }
+
+let cached: GatewaySettings | undefined
 
 /** Reads the session secrets; under `nuxt dev` a missing one becomes a random per-process key (with a warning). */
 function secretsFor(raw: RawGatewayConfig): string[] {
@@ -41,15 +53,19 @@ export function loggingSettings(): LoggingConfig {
 
 /**
  * The gateway's configuration, parsed and validated once per process: runtimeConfig.svcGateway's defaults with the
- * APP_* variables of the start over them, the session keys derived once, and the cache of opened session cookies.
- * Raises a ConfigError naming the variable when something cannot work.
+ * APP_* variables of the start over them, the keys of each sealed kind derived once, and the cache of opened session
+ * cookies. Raises a ConfigError naming the variable when something cannot work.
  */
-export function useGatewayConfig(): { config: GatewayConfig, sealKeys: SealKeys, sessions: SessionCache } {
+export function useGatewayConfig(): GatewaySettings {
   if (!cached) {
     const raw = rawConfig()
     const config = parseGatewayConfig(raw, secretsFor(raw))
-    const sealKeys = deriveSealKeys(config.secrets, config.mock, config.kind)
-    cached = { config, sealKeys, sessions: new SessionCache(sealKeys) }
+    const seals: GatewaySeals = {
+      session: deriveSealKeys(config.secrets, sessionKind(config.mock, config.kind)),
+      oidcTrip: deriveSealKeys(config.secrets, 'oidc-trip'),
+      oidcTokens: deriveSealKeys(config.secrets, 'oidc-tokens'),
+    }
+    cached = { config, seals, sessions: new SessionCache(seals.session) }
   }
   return cached
 }

@@ -45,10 +45,10 @@ export function hasPlantedSession(event: H3Event): boolean {
  * drops permissions, then roles; still over: 500, never a cookie the browser would drop silently.
  */
 export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): SessionPayload {
-  const { sealKeys } = useGatewayConfig()
+  const { seals } = useGatewayConfig()
   const payload: SessionPayload = { ...session, iat: Date.now(), sid: newSessionId() }
   const fit = fitSessionToBudget(payload, candidate =>
-    serializeCookie(SESSION_COOKIE, sealSession(candidate, sealKeys), { maxAgeSeconds: SESSION_MAX_AGE, secure }))
+    serializeCookie(SESSION_COOKIE, sealSession(candidate, seals.session), { maxAgeSeconds: SESSION_MAX_AGE, secure }))
   if (!fit.ok) {
     useLogger().error(`cookie ${SESSION_COOKIE} cần ${fit.bytes} byte, vượt giới hạn 4096 byte (token ${session.accessToken?.length ?? 0} ký tự).`)
     throw new GatewayError(500, MESSAGES.cookieTooLarge)

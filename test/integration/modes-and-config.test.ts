@@ -31,10 +31,10 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
     expect(response.status).toBe(200)
     expect(await response.json()).toEqual({ user: MOCK_USER })
     const cookie = findSetCookie(response, 'svc_session')!
-    const payload = unsealSession(cookiePair(cookie).split('=')[1], deriveSealKeys([TEST_SECRET], true))
+    const payload = unsealSession(cookiePair(cookie).split('=')[1], deriveSealKeys([TEST_SECRET], 'session-mock'))
     expect(payload?.user).toEqual(MOCK_USER)
     expect(payload).not.toHaveProperty('accessToken')
-    expect(unsealSession(cookiePair(cookie).split('=')[1], deriveSealKeys([TEST_SECRET], false))).toBeNull()
+    expect(unsealSession(cookiePair(cookie).split('=')[1], deriveSealKeys([TEST_SECRET], 'session'))).toBeNull()
 
     const session = await fetch(`${mock.url}/auth/session`, { headers: { cookie: cookiePair(cookie) } })
     expect(await session.json()).toEqual({ user: MOCK_USER, expiresAt: expect.any(Number) })

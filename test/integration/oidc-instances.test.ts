@@ -82,6 +82,37 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     }
   })
 
+  it('a token record read out of Redis is no session pasted as svc_session, on either instance; no sealed kind opens as another', async () => {
+    const agent = await signedIn('admin')
+    const trip = cookieAgent()
+    await trip.go(`${a()}/auth/sso?redirect=/orders`)
+    const tripCookie = trip.jar.get('__Host-svc_oidc')!
+    const redis = new Redis(stack.redis!.url)
+    const records = await Promise.all((await redis.keys('svc:oidc:tokens:*')).map(key => redis.get(key)))
+    redis.disconnect()
+    expect(records.length).toBeGreaterThan(0)
+    expect(tripCookie).toMatch(/^v1\./)
+    for (const stolen of [...records as string[], tripCookie]) {
+      const thief = cookieAgent()
+      thief.jar.set('svc_session', stolen)
+      for (const gateway of [a(), b()]) {
+        expect(await sessionAt(thief, gateway)).toBeNull()
+        expect(await bearerAt(thief, gateway)).toBeUndefined()
+        expect((await thief.go(`${gateway}/auth/verify`)).status).toBe(401)
+      }
+    }
+    // The session cookie or a token record in the trip's place: no trip of this browser, whatever the state.
+    const state = new URL((await trip.go(`${a()}/auth/sso`)).headers.get('location')!).searchParams.get('state')!
+    for (const planted of [agent.jar.get('svc_session')!, records[0]!]) {
+      const other = cookieAgent()
+      other.jar.set('__Host-svc_oidc', planted)
+      const answer = await other.go(`${a()}/auth/callback?code=x&state=${state}`)
+      expect(answer.headers.get('location')).toBe('/auth/login?error=ssoExpired')
+    }
+    // The session itself still works, on both.
+    expect((await sessionAt(agent, b()))?.id).toBe('u-admin')
+  })
+
   it('Redis down at a renewal: the current token serves while it lives, the user is not logged out', async () => {
     const agent = await signedIn('sale')
     const before = await bearerAt(agent, a())

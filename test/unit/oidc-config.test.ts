@@ -58,8 +58,8 @@ describe('APP_AUTH_KIND=oidc', () => {
 describe('the session keys of an OIDC gateway', () => {
   it('are its own: a contract-IAM cookie is no session there, nor the other way round', () => {
     const payload = { user: { id: 'u', name: 'n', email: 'e', roles: [], permissions: [] }, iat: Date.now(), sid: 'abcdefghijklmnop' }
-    const iam = deriveSealKeys([SECRET], false, 'iam')
-    const oidc = deriveSealKeys([SECRET], false, 'oidc')
+    const iam = deriveSealKeys([SECRET], 'session')
+    const oidc = deriveSealKeys([SECRET], 'session-oidc')
     expect(unsealSession(sealSession(payload, iam), oidc)).toBeNull()
     expect(unsealSession(sealSession(payload, oidc), iam)).toBeNull()
     expect(unsealSession(sealSession(payload, oidc), oidc)).toEqual(payload)

@@ -7,7 +7,7 @@ import { SessionCache } from '../../server/core/session-cache'
 
 const SECRET = 'a'.repeat(32)
 const OTHER = 'b'.repeat(32)
-const keys = deriveSealKeys([SECRET], false)
+const keys = deriveSealKeys([SECRET], 'session')
 const user = { id: 'u1', name: 'Nguyễn A', email: 'a@x.vn', roles: ['admin'], permissions: ['/orders/search'] }
 const now = Date.now()
 const payload: SessionPayload = { user, accessToken: 'token-123', expiresAt: now + 60_000, iat: now, sid: 'AAAAAAAAAAAAAAAA' }
@@ -76,11 +76,11 @@ describe('sealSession / unsealSession', () => {
 
   it('refuses a wrong key and a mock-mode key, and accepts an old key', () => {
     const sealed = sealSession(payload, keys)
-    expect(unsealSession(sealed, deriveSealKeys([OTHER], false), now)).toBeNull()
-    expect(unsealSession(sealed, deriveSealKeys([SECRET], true), now)).toBeNull()
-    expect(unsealSession(sealed, deriveSealKeys([OTHER, SECRET], false), now)).toEqual(payload)
-    const rotated = sealSession(payload, deriveSealKeys([OTHER, SECRET], false))
-    expect(unsealSession(rotated, deriveSealKeys([OTHER], false), now)).toEqual(payload)
+    expect(unsealSession(sealed, deriveSealKeys([OTHER], 'session'), now)).toBeNull()
+    expect(unsealSession(sealed, deriveSealKeys([SECRET], 'session-mock'), now)).toBeNull()
+    expect(unsealSession(sealed, deriveSealKeys([OTHER, SECRET], 'session'), now)).toEqual(payload)
+    const rotated = sealSession(payload, deriveSealKeys([OTHER, SECRET], 'session'))
+    expect(unsealSession(rotated, deriveSealKeys([OTHER], 'session'), now)).toEqual(payload)
     expect(unsealSession(rotated, keys, now)).toBeNull()
   })
 
@@ -177,6 +177,7 @@ describe('sealed text', () => {
     expect(unsealSession(sealed, keys, now)?.user.name).toBe('Nguyễn Thị Ánh 🌸')
     const [, iv, ciphertext, tag] = sealed.split('.').map(part => Buffer.from(part, 'base64url'))
     const decipher = createDecipheriv('aes-256-gcm', keys.keys[0]!, iv!)
+    decipher.setAAD(keys.label)
     decipher.setAuthTag(tag!)
     const plain = Buffer.concat([decipher.update(ciphertext!), decipher.final()])
     expect(plain.every(byte => byte < 0x80)).toBe(true)

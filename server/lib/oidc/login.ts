@@ -54,14 +54,14 @@ function isFlow(value: unknown): value is Flow {
 
 /** The browser's trips still under way (sealed, well formed, not expired), newest first. */
 function readTrips(event: H3Event): Flow[] {
-  const value = unsealValue(readSingleCookie(event.node.req.headers.cookie, FLOW_COOKIE), useGatewayConfig().sealKeys, 8192)
+  const value = unsealValue(readSingleCookie(event.node.req.headers.cookie, FLOW_COOKIE), useGatewayConfig().seals.oidcTrip, 8192)
   const now = Date.now()
   return Array.isArray(value) ? value.filter((flow): flow is Flow => isFlow(flow) && now - flow.iat < FLOW_TTL_SECONDS * 1000).slice(0, MAX_TRIPS) : []
 }
 
 /** Sets the trips cookie (cleared when none is left). */
 function writeTrips(event: H3Event, trips: Flow[]): void {
-  const value = trips.length ? sealValue(trips, useGatewayConfig().sealKeys) : ''
+  const value = trips.length ? sealValue(trips, useGatewayConfig().seals.oidcTrip) : ''
   event.node.res.appendHeader('set-cookie', serializeCookie(FLOW_COOKIE, value, { maxAgeSeconds: trips.length ? FLOW_TTL_SECONDS : 0, secure }))
 }
 

@@ -8,8 +8,8 @@ import { connectRedis, withinBudget } from '../redis'
 
 /**
  * Where an OpenID session's tokens live: beside the session, never in the cookie (README, "Log in with OpenID
- * Connect"). In Redis when APP_REDIS_URL is set (shared by every instance, sealed with the session key, gone at the
- * session's 8-hour end), else in this process's memory (one instance). Also the refresh lock that lets one instance
+ * Connect"). In Redis when APP_REDIS_URL is set (shared by every instance, sealed with a key and label of their own, so
+ * a record read out of Redis is no session cookie; gone at the session's 8-hour end), else in this process's memory (one instance). Also the refresh lock that lets one instance
  * at a time use a refresh token, and the index a back-channel logout reads (the provider's `sub` and `sid`).
  */
 
@@ -127,7 +127,7 @@ const KEY = {
 }
 const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
 
-/** Every instance: records sealed with the session key (a Redis dump holds no token), indexes as sets. */
+/** Every instance: records sealed as their own kind (a Redis dump holds no token and no session), indexes as sets. */
 export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
   const ttl = (until: number) => Math.max(1, until - Date.now())
   return {
@@ -175,13 +175,13 @@ let store: Promise<TokenStore> | undefined
 /** The store of this process: Redis when APP_REDIS_URL is set, else memory. */
 export function useTokenStore(): Promise<TokenStore> {
   store ??= (async () => {
-    const { config, sealKeys } = useGatewayConfig()
+    const { config, seals } = useGatewayConfig()
     if (!config.redisUrl) return memoryTokenStore()
     const redis = await connectRedis(config.redisUrl)
     redis.on('error', (error: Error) => useLogger().debug({ error: error.message }, 'redis (kho token OIDC)'))
     // Commands fail fast while the connection is not up (no offline queue): wait for it, as the other stores do.
     if (redis.status !== 'ready') await new Promise(resolve => redis.once('ready', resolve))
-    return redisTokenStore(redis, sealKeys)
+    return redisTokenStore(redis, seals.oidcTokens)
   })()
   return store
 }
