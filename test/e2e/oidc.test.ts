@@ -60,6 +60,17 @@ describe('OpenID Connect in Chromium: the provider\'s own login page', () => {
     expect(stack.provider.counters.refresh_token).toBeGreaterThan(refreshes)
   })
 
+  it('after a crafted /auth/sso link of 1,300 backslashes, the next SSO login still works', async () => {
+    const page = await context.newPage()
+    // The link an attacker sends: before, it left a 3,916-byte trips cookie that made every later one too big to keep.
+    await page.goto(url(`/auth/sso?redirect=${encodeURIComponent(`/?${'\\'.repeat(1300)}`)}`))
+    await page.waitForURL(`${stack.provider.url}/**`)
+    const cookie = (await context.cookies()).find(({ name }) => name === '__Host-svc_oidc')
+    expect(cookie?.value.length).toBeLessThan(1500)
+    await logInThroughProvider(page, '/orders')
+    await expect.poll(() => page.getByTestId('orders-table').locator('tbody tr').count()).toBeGreaterThan(0)
+  })
+
   it('logs out at the gateway and at the provider: the next login asks for the password again', async () => {
     const page = await context.newPage()
     await logInThroughProvider(page, '/orders/new')

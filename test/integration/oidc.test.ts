@@ -64,6 +64,32 @@ describe('OpenID Connect: logging in through the provider (APP_AUTH_KIND=oidc)',
     expect((await agent.go(`${gateway()}/auth/callback?code=abc&state=${states[0]}`)).headers.get('location')).toBe('/auth/login?error=ssoExpired')
   })
 
+  it('never writes a trips cookie browsers drop: a crafted redirect is capped, and the oldest trips go until it fits 4,096 bytes', async () => {
+    const agent = cookieAgent()
+    const lines: string[] = []
+    const sso = async (redirect: string) => {
+      const answer = await agent.go(`${gateway()}/auth/sso?redirect=${encodeURIComponent(redirect)}`)
+      lines.push(...answer.headers.getSetCookie())
+      return new URL(answer.headers.get('location')!).searchParams.get('state')!
+    }
+    // The review's link: 1,300 backslashes (JSON doubles each) would fill the cookie alone.
+    const crafted = await sso(`/?${'\\'.repeat(1300)}`)
+    // Within the cap (512), each trip still takes about 1.4 KB once sealed: three do not fit together.
+    const long = `/orders?q=${'\\'.repeat(500)}`
+    const states = [await sso(long), await sso(long), await sso(long)]
+    for (const line of lines) expect(Buffer.byteLength(`Set-Cookie: ${line}`)).toBeLessThanOrEqual(4096)
+    expect(Buffer.byteLength(`Set-Cookie: ${lines[0]}`)).toBeLessThan(1500)
+    // The oldest trips went to make room; the newest ones still finish.
+    expect((await agent.go(`${gateway()}/auth/callback?code=abc&state=${states[0]}`)).headers.get('location')).toBe('/auth/login?error=ssoExpired')
+    expect((await agent.go(`${gateway()}/auth/callback?code=abc&state=${crafted}`)).headers.get('location')).toBe('/auth/login?error=ssoExpired')
+    const { url } = await logInWithProvider(agent, gateway(), provider(), { from: long })
+    expect(`${url.pathname}${url.search}`).toBe(long)
+    // Past the cap, the trip returns to /.
+    const past = cookieAgent()
+    const landed = await logInWithProvider(past, gateway(), provider(), { from: `/orders?q=${'a'.repeat(600)}` })
+    expect(landed.url.href).toBe(`${gateway()}/`)
+  })
+
   it('keeps the whole user when the cookie had to drop permissions to fit 4 KB (session answer and /auth/verify)', async () => {
     const agent = await signedIn('power')
     const user = await sessionOf(agent)

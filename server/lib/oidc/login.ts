@@ -1,11 +1,12 @@
 import { getQuery, type H3Event } from 'h3'
 import * as client from 'openid-client'
 import { safeRedirect } from '../../../shared/redirect'
-import { readSingleCookie, serializeCookie } from '../../core/cookie'
+import { COOKIE_BUDGET_BYTES, readSingleCookie, serializeCookie, setCookieLineBytes } from '../../core/cookie'
 import { mapIamUser, MappingLimitError } from '../../core/mapping'
 import { sessionEndsAt, sealValue, unsealValue } from '../../core/seal'
 import { audit } from '../audit'
 import { useGatewayConfig } from '../gateway-config'
+import { GatewayError, MESSAGES } from '../gateway-error'
 import { useLogger } from '../logger'
 import { requestScope, unscopedClient } from '../request-gate'
 import { clearGatewaySession, writeGatewaySession } from '../session-cookie'
@@ -31,6 +32,11 @@ const FLOW_COOKIE = secure ? '__Host-svc_oidc' : 'svc_oidc'
 const CALLBACK_PATH = '/auth/callback'
 const FLOW_TTL_SECONDS = 600
 const MAX_TRIPS = 3
+/**
+ * The longest place to return to (path and query, resolved) a trip keeps; a longer one returns to '/'. JSON doubles a
+ * backslash: an uncapped link could make one trip nearly fill the 4 KB a browser keeps of a cookie.
+ */
+const MAX_TRIP_REDIRECT = 512
 /** openid-client's randomState(): 32 random bytes, base64url. */
 const STATE_PATTERN = /^[\w-]{43}$/
 
@@ -59,10 +65,35 @@ function readTrips(event: H3Event): Flow[] {
   return Array.isArray(value) ? value.filter((flow): flow is Flow => isFlow(flow) && now - flow.iat < FLOW_TTL_SECONDS * 1000).slice(0, MAX_TRIPS) : []
 }
 
-/** Sets the trips cookie (cleared when none is left). */
-function writeTrips(event: H3Event, trips: Flow[]): void {
+/** The trips cookie's Set-Cookie value (a clearing one when no trip is left). */
+function tripsCookie(trips: Flow[]): string {
   const value = trips.length ? sealValue(trips, useGatewayConfig().seals.oidcTrip) : ''
-  event.node.res.appendHeader('set-cookie', serializeCookie(FLOW_COOKIE, value, { maxAgeSeconds: trips.length ? FLOW_TTL_SECONDS : 0, secure }))
+  return serializeCookie(FLOW_COOKIE, value, { maxAgeSeconds: trips.length ? FLOW_TTL_SECONDS : 0, secure })
+}
+
+/**
+ * Sets the trips cookie, newest trip first. A Set-Cookie line over what browsers keep (4,096 bytes, counted after
+ * sealing) would be dropped silently and every trip with it: the oldest trips go until it fits.
+ */
+function writeTrips(event: H3Event, trips: Flow[]): void {
+  let kept = trips
+  let line = tripsCookie(kept)
+  while (kept.length > 1 && setCookieLineBytes(line) > COOKIE_BUDGET_BYTES) {
+    kept = kept.slice(0, -1)
+    line = tripsCookie(kept)
+  }
+  if (setCookieLineBytes(line) > COOKIE_BUDGET_BYTES) {
+    // One trip alone: only a Host header of kilobytes makes it this long (the redirect is capped).
+    useLogger().error(`cookie ${FLOW_COOKIE} cần ${setCookieLineBytes(line)} byte, vượt giới hạn ${COOKIE_BUDGET_BYTES} byte.`)
+    throw new GatewayError(500, MESSAGES.cookieTooLarge)
+  }
+  event.node.res.appendHeader('set-cookie', line)
+}
+
+/** Where a trip returns to: the one redirect rule's path, '/' when it is longer than MAX_TRIP_REDIRECT. */
+function tripRedirect(value: unknown): string {
+  const path = safeRedirect(value)
+  return path.length <= MAX_TRIP_REDIRECT ? path : '/'
 }
 
 /** The gateway's own origin as the browser sees it (X-Forwarded-Proto/-Host from a trusted proxy). */
@@ -90,7 +121,7 @@ export async function startProviderLogin(event: H3Event): Promise<string> {
     state: client.randomState(),
     nonce: client.randomNonce(),
     verifier: client.randomPKCECodeVerifier(),
-    redirect: safeRedirect(getQuery(event).redirect),
+    redirect: tripRedirect(getQuery(event).redirect),
     redirectUri: redirectUriFor(event),
     iat: Date.now(),
     retried: getQuery(event).retry === '1',
