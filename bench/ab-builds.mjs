@@ -94,6 +94,8 @@ async function startGateway(which, name) {
     APP_METRICS_HOST: '127.0.0.1',
     APP_METRICS_PORT: String(PORTS[`${which}Metrics`]),
     APP_REDIS_URL: REDIS[which],
+    // The memory phase's 64 uploads stand for 64 clients but come from one address (a build before the cap ignores it).
+    APP_API_UPLOADS_PER_CLIENT: '0',
     ...EXTRA_ENV[which],
   }
   const [bin, argv] = pin(0, process.execPath, ['playground/.output/server/index.mjs'])

@@ -51,6 +51,10 @@ export interface GatewayConfig {
   /** Backend address without a trailing '/'; '' when not configured. */
   apiProxyTarget: string
   apiProxyTimeout: number
+  /** /api request bodies: the idle limit (ms), the cap per client address (0: none). */
+  apiUploads: { idleMs: number, perClient: number }
+  /** The backend's connection pool: its size, and how long a request waits for a connection (ms) before 503. */
+  apiPool: { connections: number, waitMs: number }
   /** Seconds the body of POST /auth/login or /auth/otp/send may take to arrive after its headers. */
   authBodyTimeoutSeconds: number
   trustedOrigins: string[]
@@ -96,6 +100,10 @@ export interface RawGatewayConfig {
   session?: Record<string, unknown>
   apiProxyTarget?: unknown
   apiProxyTimeout?: unknown
+  apiBodyIdleTimeout?: unknown
+  apiUploadsPerClient?: unknown
+  apiProxyConnections?: unknown
+  apiPoolWait?: unknown
   authBodyTimeout?: unknown
   trustedOrigins?: unknown
   trustProxy?: unknown
@@ -347,6 +355,14 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     secrets,
     apiProxyTarget: toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET'),
     apiProxyTimeout: toInt(raw.apiProxyTimeout, D.apiProxyTimeout, 'APP_API_PROXY_TIMEOUT', 1),
+    apiUploads: {
+      idleMs: toInt(raw.apiBodyIdleTimeout, D.apiBodyIdleTimeout, 'APP_API_BODY_IDLE_TIMEOUT', 1, MAX_LIMIT_SECONDS) * 1000,
+      perClient: toInt(raw.apiUploadsPerClient, D.apiUploadsPerClient, 'APP_API_UPLOADS_PER_CLIENT'),
+    },
+    apiPool: {
+      connections: toInt(raw.apiProxyConnections, D.apiProxyConnections, 'APP_API_PROXY_CONNECTIONS', 1, 65_536),
+      waitMs: toInt(raw.apiPoolWait, D.apiPoolWait, 'APP_API_POOL_WAIT', 1, MAX_LIMIT_SECONDS) * 1000,
+    },
     authBodyTimeoutSeconds: toInt(raw.authBodyTimeout, D.authBodyTimeout, 'APP_AUTH_BODY_TIMEOUT', 1, MAX_LIMIT_SECONDS),
     trustedOrigins: toList(raw.trustedOrigins).map(origin => origin.replace(/\/+$/, '').toLowerCase()),
     trustProxy: toProxyTrust(raw.trustProxy),

@@ -82,6 +82,17 @@ export const GATEWAY_DEFAULTS = {
   apiProxyTarget: '',
   /** ms without a backend answer before 504. @default 60000 */
   apiProxyTimeout: 60000,
+  /**
+   * Seconds an /api request body may send no byte while the backend waits for one: the upload is cut (408 when nothing
+   * was answered yet). An upload that keeps moving runs as long as it moves. @default 30
+   */
+  apiBodyIdleTimeout: 30,
+  /** Request bodies in flight through /api at once per client address (429 beyond it); 0: no limit. @default 16 */
+  apiUploadsPerClient: 16,
+  /** Connections to the backend at most (the pool /api requests share). @default 256 */
+  apiProxyConnections: 256,
+  /** Seconds a request waits for a free backend connection when all are busy, before 503. @default 5 */
+  apiPoolWait: 5,
   /** Seconds the body of POST /auth/login or /auth/otp/send may take after its headers before 408. @default 10 */
   authBodyTimeout: 10,
   /** Comma-separated origins allowed to send unsafe cross-origin requests. @default '' */

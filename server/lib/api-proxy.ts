@@ -1,10 +1,12 @@
 import type { IncomingMessage, IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
-import { Agent, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { backendPath } from '../core/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/cookie'
 import { backendRequestHeaders, browserResponseHeaders, forwardContext, type ClientInfo } from '../core/forwarding'
+import { rateLimitAddress } from '../core/rate-limit'
 import { routerPath } from '../core/route-match'
+import { useBackendPool } from './backend-pool'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from './gateway-error'
 import { statusClass, useMetrics } from './metrics'
@@ -14,9 +16,7 @@ import { proxiedRuleHeaders } from './route-decider'
 import { throttledWarning } from './throttled-warning'
 import { openLiveSession } from './session-cookie'
 import { sessionToken } from './session-token'
-
-/** Pooled keep-alive connections to the backend. */
-const backendAgent = new Agent({ keepAliveTimeout: 30_000, connections: 256 })
+import { BodyIdleError, idleLimitedBody, takeUploadSlot } from './upload-guard'
 
 interface BackendTarget { origin: string, basePath: string, host: string }
 let target: BackendTarget | undefined
@@ -33,15 +33,6 @@ function backendTarget(address: string): BackendTarget {
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length']
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
-}
-
-/**
- * The request body as an async iterable for undici (which awaits the backend socket's drain: backpressure holds).
- * Never Node's request object itself: undici sets a destroyed IncomingMessage's `socket` to null, and Nitro's
- * shutdown tracking then throws on every proxied body. Stopping early leaves the request alive for the answer.
- */
-async function* requestBody(req: IncomingMessage): AsyncGenerator<Buffer> {
-  yield* req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>
 }
 
 /** What the proxy needs of a request's scope (lib/request-gate.ts). */
@@ -72,7 +63,23 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
   const backend = backendTarget(config.apiProxyTarget)
   const path = backendPath(req.url ?? '', backend.basePath)
   if (path === null) return answerError(res, id, new GatewayError(400, MESSAGES.apiPathInvalid))
+  if (hasBody(req) && !holdUploadSlot(req, res, scope.client.ip, config.apiUploads.perClient)) {
+    // At the cap: a body already whole once Node has parsed what came with the headers (a small JSON body, sent with
+    // them) cannot stall and goes on; one still arriving is refused before the backend.
+    setImmediate(() => {
+      if (res.destroyed) return
+      if (req.complete) return sendWithSession(req, res, scope, backend, path, ruleHeaders)
+      useMetrics()?.proxyRefusals.inc({ reason: 'uploads_per_client' })
+      answerError(res, id, new GatewayError(429, MESSAGES.tooManyUploads, { 'retry-after': '1', 'connection': 'close' }))
+    })
+    return
+  }
+  sendWithSession(req, res, scope, backend, path, ruleHeaders)
+}
 
+/** Sends the request on with the token of its session (see proxyApiRequest). */
+function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined): void {
+  const { id } = scope
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const token = cookie ? sessionToken(openLiveSession(cookie)) : undefined
@@ -85,7 +92,19 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
   forwardToBackend(req, res, scope, backend, path, ruleHeaders, token)
 }
 
-/** Sends the request on to the backend's `path` with the session's token (see proxyApiRequest). */
+/**
+ * Takes one of the client address's body slots until the body is in or the exchange ends; false when it has
+ * APP_API_UPLOADS_PER_CLIENT bodies in flight already.
+ */
+function holdUploadSlot(req: IncomingMessage, res: ServerResponse, ip: string, limit: number): boolean {
+  const release = takeUploadSlot(rateLimitAddress(ip), limit)
+  if (!release) return false
+  req.once('end', release)
+  res.once('close', release)
+  return true
+}
+
+/** Sends the request on to the backend's `path` with the session's token (see proxyApiRequest), when the pool lets it. */
 function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined, token: string | undefined): void {
   const { id, client, exchange } = scope
   const { config } = useGatewayConfig()
@@ -100,8 +119,11 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
   }
 
   const metrics = useMetrics()
+  const { agent, turnstile } = useBackendPool()
   const started = performance.now()
   let answered = false
+  let admitted = false
+  let leaveQueue = (): void => {}
   let controller: Dispatcher.DispatchController | undefined
   let waitingForDrain = false
   if (metrics) metrics.live.streams++
@@ -111,6 +133,9 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     // and dropped, as Node does with a body no handler reads. Left unread, it would hold up the kept-alive
     // connection's next request until the keep-alive timeout resets the connection.
     else if (!req.complete && !req.destroyed) req.on('data', dropChunk)
+    // The connection goes to the next request waiting for one (after an abort above has freed it).
+    if (admitted) turnstile.release()
+    else leaveQueue()
     if (metrics) {
       metrics.live.streams--
       if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
@@ -154,25 +179,37 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       res.end()
     },
     onResponseError(_controller, error) {
+      if (error instanceof BodyIdleError) metrics?.proxyRefusals.inc({ reason: 'body_idle' })
       if (res.headersSent) res.destroy(error)
       else if (!res.destroyed) answerError(res, id, backendFailure(error))
     },
   }
-  try {
-    backendAgent.dispatch({
-      origin,
-      path,
-      method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers,
-      // Async iterables are a documented dispatch body (Dispatcher.md); undici's type list lags behind.
-      body: hasBody(req) ? requestBody(req) as unknown as Readable : null,
-      headersTimeout: config.apiProxyTimeout,
-      bodyTimeout: config.apiProxyTimeout,
-    }, handler)
+  // An upload that stops moving is cut: the backend request aborted (408 when nothing was answered yet).
+  const body = hasBody(req) ? idleLimitedBody(req, config.apiUploads.idleMs, () => controller?.abort(new BodyIdleError())) : null
+  const dispatch = () => {
+    admitted = true
+    try {
+      agent.dispatch({
+        origin,
+        path,
+        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers,
+        // Async iterables are a documented dispatch body (Dispatcher.md); undici's type list lags behind.
+        body: body as unknown as Readable | null,
+        headersTimeout: config.apiProxyTimeout,
+        bodyTimeout: config.apiProxyTimeout,
+      }, handler)
+    }
+    catch (error) {
+      answerError(res, id, backendFailure(error))
+    }
   }
-  catch (error) {
-    answerError(res, id, backendFailure(error))
-  }
+  if (turnstile.tryEnter()) return dispatch()
+  leaveQueue = turnstile.admit(dispatch, () => {
+    metrics?.proxyRefusals.inc({ reason: 'pool_wait' })
+    const seconds = String(Math.ceil(turnstile.waitMs / 1000))
+    answerError(res, id, new GatewayError(503, MESSAGES.apiBusy, { 'retry-after': seconds }))
+  })
 }
 
 /** A request body chunk nobody needs any more. */
@@ -184,8 +221,9 @@ function answerError(res: ServerResponse, id: string, error: GatewayError): void
   sendGatewayError(res, error)
 }
 
-/** 504 when the backend did not answer in time, 502 for every other failure to reach it. */
+/** 408 for an upload that stopped moving, 504 when the backend did not answer in time, 502 for every other failure to reach it. */
 function backendFailure(error: unknown): GatewayError {
+  if (error instanceof BodyIdleError) return new GatewayError(408, MESSAGES.bodyTimeout, { connection: 'close' })
   const code = (error as { code?: string } | null)?.code
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new GatewayError(504, MESSAGES.apiTimeout)
   return new GatewayError(502, MESSAGES.apiUnreachable)

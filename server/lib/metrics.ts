@@ -12,6 +12,29 @@ const METHOD_LABELS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS
 const STATUS_CLASSES = ['none', '1xx', '2xx', '3xx', '4xx', '5xx'] as const
 const GROUP_INDEX = new Map(GROUPS.map((group, index) => [group, index]))
 const METHOD_INDEX = new Map<string, number>(METHOD_LABELS.map((method, index) => [method, index]))
+/** Why the proxy cut or refused a request to keep the backend's connections for others. */
+export type ProxyRefusal = 'body_idle' | 'uploads_per_client' | 'pool_wait'
+const PROXY_REFUSALS: readonly ProxyRefusal[] = ['body_idle', 'uploads_per_client', 'pool_wait']
+
+/** The backend pool's state as the proxy reports it (lib/backend-pool.ts). */
+export interface BackendPoolState {
+  busy: number
+  waiting: number
+  size: number
+}
+
+let readBackendPool: (() => BackendPoolState) | undefined
+
+/** Lets the backend pool report its state to the metrics and /readyz (the pool is made on the first proxied request). */
+export function watchBackendPool(read: () => BackendPoolState): void {
+  readBackendPool = read
+}
+
+/** The backend pool's state now; undefined before the first proxied request made it. */
+export function backendPoolState(): BackendPoolState | undefined {
+  return readBackendPool?.()
+}
+
 /** Seconds: from 1 ms to a minute (the proxy's default timeout). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
@@ -129,6 +152,7 @@ function createMetrics() {
     iamFailures: new Counter({ name: 'svc_gateway_iam_failures_total', help: 'IAM calls without a usable answer (unreachable, timeout, invalid, 5xx), by endpoint.', labelNames: ['endpoint', 'reason'], registers }),
     rateLimitBlocks: new Counter({ name: 'svc_gateway_rate_limit_blocks_total', help: 'Attempts refused with 429 by the brute-force limits, by route.', labelNames: ['route'], registers }),
     revocations: new Counter({ name: 'svc_gateway_revocations_total', help: 'Revocations made by this instance: one session (logout) or every session of a user.', labelNames: ['kind'], registers }),
+    proxyRefusals: new Counter({ name: 'svc_gateway_proxy_refusals_total', help: 'Proxied requests cut or refused to keep backend connections for others: body_idle (an upload that stopped moving: 408, or cut), uploads_per_client (429), pool_wait (no free backend connection in time: 503).', labelNames: ['reason'], registers }),
   }
   // Outcomes start at 0, so that a rate over them is defined from the first scrape.
   for (const outcome of ['success', 'refused', 'limited', 'invalid', 'error']) {
@@ -137,6 +161,19 @@ function createMetrics() {
   }
   for (const route of ['login', 'otp']) metrics.rateLimitBlocks.inc({ route }, 0)
   for (const kind of ['session', 'user']) metrics.revocations.inc({ kind }, 0)
+  for (const reason of PROXY_REFUSALS) metrics.proxyRefusals.inc({ reason }, 0)
+  const poolGauge = (name: string, help: string, read: (state: BackendPoolState) => number) => new Gauge({
+    name,
+    help,
+    registers,
+    collect() {
+      const state = backendPoolState()
+      this.set(state ? read(state) : 0)
+    },
+  })
+  poolGauge('svc_gateway_backend_connections_busy', 'Backend connections held by proxied exchanges now.', state => state.busy)
+  poolGauge('svc_gateway_backend_connections_max', 'Backend connections at most (APP_API_PROXY_CONNECTIONS).', state => state.size)
+  poolGauge('svc_gateway_backend_pool_waiting', 'Proxied requests waiting for a backend connection now (all busy).', state => state.waiting)
   new Counter({
     name: 'svc_gateway_session_cache_total',
     help: 'Session cookies opened from the cache (hit) or with AES-GCM (miss).',

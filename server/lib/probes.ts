@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { useGatewayConfig } from './gateway-config'
 import { GatewayError, MESSAGES, sendGatewayError } from './gateway-error'
 import { pingRevocationsRedis } from './revocations'
+import { backendPoolState } from './metrics'
 import { isShuttingDown } from './shutdown'
 import { oidcReady } from './oidc/provider'
 import { storesReady } from './stores'
@@ -53,7 +54,9 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
  * answers, when configured), else 503: `starting` until the stores have started (lib/stores.ts) and, with
  * APP_AUTH_KIND=oidc, the provider's discovery has succeeded (`checks.oidc`), `not ready` while
  * Redis does not answer, `shutting down` from the moment SIGTERM arrives; the body names each dependency and
- * whether it answered (IAM or backend never make it fail). Other methods: 405.
+ * whether it answered (IAM or backend never make it fail), and `backendPool`: `saturated` while every backend
+ * connection is busy (requests wait for one, then 503), else `ok`. A saturated pool never makes it fail either: under
+ * a flood that would take every instance out of the load balancer at once. Other methods: 405.
  */
 export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -69,5 +72,7 @@ export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMess
   // An OpenID Provider whose discovery has not succeeded yet: no login could start.
   const oidc = config.kind !== 'oidc' ? undefined : oidcReady() ? 'up' : 'down'
   const status = isShuttingDown() ? 'shutting down' : !storesReady() || oidc === 'down' ? 'starting' : redis === 'down' ? 'not ready' : 'ready'
-  send(req, res, status === 'ready' ? 200 : 503, { status, checks: { redis, iam, backend, ...(oidc ? { oidc } : {}) } })
+  const pool = backendPoolState()
+  const backendPool = pool && pool.busy >= pool.size ? 'saturated' : 'ok'
+  send(req, res, status === 'ready' ? 200 : 503, { status, checks: { redis, iam, backend, backendPool, ...(oidc ? { oidc } : {}) } })
 }

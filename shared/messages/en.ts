@@ -57,6 +57,8 @@ export const en: AuthMessages = {
     requestTargetInvalid: 'The request path is not valid.',
     apiUnreachable: 'The API server cannot be reached.',
     apiTimeout: 'The API server did not answer.',
+    tooManyUploads: 'Too many uploads at once. Please try again in a moment.',
+    apiBusy: 'The API server is busy. Please try again in a moment.',
     internal: 'Internal server error.',
     crossOrigin: 'A request from another origin was refused.',
     methodNotAllowed: 'This method is not supported.',

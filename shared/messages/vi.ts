@@ -59,6 +59,8 @@ export const vi = {
     requestTargetInvalid: 'Đường dẫn yêu cầu không hợp lệ.',
     apiUnreachable: 'Không kết nối được máy chủ API.',
     apiTimeout: 'Máy chủ API không phản hồi.',
+    tooManyUploads: 'Quá nhiều yêu cầu gửi dữ liệu cùng lúc. Vui lòng thử lại sau giây lát.',
+    apiBusy: 'Máy chủ API đang bận. Vui lòng thử lại sau giây lát.',
     internal: 'Lỗi máy chủ nội bộ.',
     crossOrigin: 'Yêu cầu khác nguồn gốc bị từ chối.',
     methodNotAllowed: 'Phương thức không được hỗ trợ.',

@@ -433,7 +433,7 @@ describe('time limits: an /auth body has its own, an /api stream has none while 
   // The limits are set short here (1 s); their shipped values are checked in test/unit/config.test.ts and below.
   let timed: RunningGateway
   beforeAll(async () => {
-    timed = await stack.gatewayWith({ APP_AUTH_BODY_TIMEOUT: '1', APP_API_PROXY_TIMEOUT: '1000' })
+    timed = await stack.gatewayWith({ APP_AUTH_BODY_TIMEOUT: '1', APP_API_PROXY_TIMEOUT: '1000', APP_API_BODY_IDLE_TIMEOUT: '1' })
   })
   const authBody = (socket: Socket) => socket.write('POST /auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"username":')
 
@@ -464,7 +464,7 @@ describe('time limits: an /auth body has its own, an /api stream has none while 
     expect(received()).toContain(BODY_TIMEOUT)
   })
 
-  it('carries an /api upload that keeps moving for 4 times both limits, whole', async () => {
+  it('carries an /api upload that keeps moving for 4 times every limit (body idle, backend silence, /auth body), whole', async () => {
     const { socket, received } = rawConnection(timed.port)
     socket.write('POST /api/slow-upload HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
     for (let i = 0; i < 16; i++) {

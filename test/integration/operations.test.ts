@@ -4,6 +4,7 @@ import { MESSENGER_OTP } from '../../dev/iam.mjs'
 import { PATTERN_CHUNK, patternSha256 } from '../../dev/pattern.mjs'
 import { sessionCookieOf } from '../support/login'
 import { freePort, logEntries, type RunningGateway } from '../support/gateway'
+import { scrape } from '../support/metrics'
 import { rawConnection, rawRequest } from '../support/raw-http'
 import { useStack } from '../support/stack'
 
@@ -13,20 +14,6 @@ const json = { 'content-type': 'application/json' }
 
 function login(gateway: RunningGateway, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return rawRequest(`${gateway.url}/auth/login`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) })
-}
-
-/** The samples of a Prometheus text exposition: `name{labels}` → value. */
-async function scrape(port: number): Promise<Map<string, number>> {
-  const answer = await rawRequest(`http://127.0.0.1:${port}/metrics`)
-  expect(answer.status).toBe(200)
-  expect(answer.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
-  const samples = new Map<string, number>()
-  for (const line of answer.body.split('\n')) {
-    if (!line || line.startsWith('#')) continue
-    const space = line.lastIndexOf(' ')
-    samples.set(line.slice(0, space), Number(line.slice(space + 1)))
-  }
-  return samples
 }
 
 /** How much each sample grew between two scrapes (absent = 0). */
@@ -65,7 +52,7 @@ describe('probes', () => {
       await expect.poll(async () => (await rawRequest(`${gateway.url}/readyz`)).status, { timeout: 5_000 }).toBe(200)
       const ready = await rawRequest(`${gateway.url}/readyz`)
       expect(ready.status).toBe(200)
-      expect(JSON.parse(ready.body)).toEqual({ status: 'ready', checks: { redis: 'up', iam: 'up', backend: 'down' } })
+      expect(JSON.parse(ready.body)).toEqual({ status: 'ready', checks: { redis: 'up', iam: 'up', backend: 'down', backendPool: 'ok' } })
       expect(ready.headers['cache-control']).toBe('no-store')
       await redis.stop()
       const down = await rawRequest(`${gateway.url}/readyz`)
@@ -82,7 +69,7 @@ describe('probes', () => {
     const gateway = await stack.gatewayWith({ APP_AUTH_MOCK: 'true', APP_AUTH_BASE_URL: '' })
     const answer = await rawRequest(`${gateway.url}/readyz`)
     expect(answer.status).toBe(200)
-    expect(JSON.parse(answer.body)).toEqual({ status: 'ready', checks: { redis: 'not configured', iam: 'mock', backend: 'up' } })
+    expect(JSON.parse(answer.body)).toEqual({ status: 'ready', checks: { redis: 'not configured', iam: 'mock', backend: 'up', backendPool: 'ok' } })
   })
 })
 

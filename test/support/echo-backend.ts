@@ -17,7 +17,9 @@ export interface EchoedRequest {
  * `/stream?bytes=N` answers N pattern bytes; `/hang` never answers; `/status/<code>` answers that status;
  * `/cookies` answers with two Set-Cookie headers; `/gateway-cookies` tries to set the gateway's own cookies (and a nameless one);
  * `/early-hints` sends a 103 Early Hints answer before the final one; `/slow-stream?seconds=S` answers one 64 KiB
- * pattern block every 100 ms for S seconds; `/reset-upload` cuts the connection once the first bytes of a body arrive.
+ * pattern block every 100 ms for S seconds; `/reset-upload` cuts the connection once the first bytes of a body arrive;
+ * `/answer-first` answers 200 and a first line at once, and ends when the request body ends; `/slow-read?ms=N` reads
+ * nothing of the body for N ms (the gateway's writes back up), then echoes it.
  */
 export async function startEchoBackend() {
   const received: EchoedRequest[] = []
@@ -27,6 +29,16 @@ export async function startEchoBackend() {
     if (url.pathname.endsWith('/stream')) return writePattern(res, Number(url.searchParams.get('bytes') ?? 0))
     if (url.pathname.endsWith('/slow-stream')) return writeSlowly(res, Number(url.searchParams.get('seconds') ?? 1))
     if (url.pathname.endsWith('/reset-upload')) return void req.once('data', () => req.socket.destroy())
+    if (url.pathname.endsWith('/answer-first')) {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.write('answered before the body\n')
+      req.resume()
+      return void req.once('end', () => res.end())
+    }
+    if (url.pathname.endsWith('/slow-read')) {
+      req.pause()
+      setTimeout(() => req.resume(), Number(url.searchParams.get('ms') ?? 0))
+    }
     const hash = createHash('sha256')
     let bytes = 0
     const kept: Buffer[] = []
