@@ -53,10 +53,15 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly counters = new Map<string, Counter>()
   private cursor: MapIterator<[string, Counter]> | undefined
 
-  constructor(private readonly maxKeys = 100_000, private readonly now: () => number = Date.now) {}
+  constructor(readonly maxKeys = 100_000, private readonly now: () => number = Date.now) {}
 
   get size(): number {
     return this.counters.size
+  }
+
+  /** When the key's window ends (ms since the epoch), while it has a counter. */
+  windowEnd(key: string): number | undefined {
+    return this.counters.get(key)?.resetAt
   }
 
   /** The key's counter while its window lasts. */

@@ -13,8 +13,9 @@ let started: Promise<void> | undefined
 
 /**
  * Creates the counters once: in Redis when APP_REDIS_URL is set (in memory while Redis does not answer, as during an
- * outage), else in memory. The first attempt waits for the store, never for Redis: no count is made anywhere else.
- * Resolves once Redis is connected (the server's readiness waits for it).
+ * outage, and carried into Redis when it does), else in memory. The first attempt waits for the store, never for
+ * Redis: no count is made anywhere else. Resolves once Redis is connected and holds what was counted before (the
+ * server's readiness waits for it).
  */
 export function startLoginLimits(): Promise<void> {
   started ??= (async () => {
@@ -24,11 +25,10 @@ export function startLoginLimits(): Promise<void> {
       store = Promise.resolve(local)
       return
     }
-    const redis = connectRedis(redisUrl)
+    const shared = connectRedis(redisUrl).then(client => new RedisRateLimitStore(client, local))
     // A client that cannot even be made (config.ts checks the URL first): the counters stay in memory.
-    store = redis.then(client => new RedisRateLimitStore(client, local), () => local)
-    const client = await redis
-    if (client.status !== 'ready') await new Promise(resolve => client.once('ready', resolve))
+    store = shared.catch(() => local)
+    await (await shared).caughtUp
   })()
   return started
 }

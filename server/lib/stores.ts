@@ -10,8 +10,8 @@ let ready = false
 /**
  * Starts the stores once: the login limits' counters, the shared revocations and (APP_AUTH_KIND=oidc) the OpenID
  * sessions' tokens, in Redis when APP_REDIS_URL is set.
- * Resolves when both are connected and the revocations followed (subscribed, every live one loaded); without Redis,
- * at once. Until then /readyz answers 503 `starting`; what is counted or revoked meanwhile is kept and sent.
+ * Resolves when both are connected, the counts made before carried into Redis and the revocations followed
+ * (subscribed, every live one loaded); without Redis, at once. Until then /readyz answers 503 `starting`; what is counted or revoked meanwhile is kept and sent.
  */
 export function startStores(): Promise<void> {
   const tokens = useGatewayConfig().config.kind === 'oidc' ? useTokenStore() : undefined

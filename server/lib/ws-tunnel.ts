@@ -24,7 +24,7 @@ import { throttledWarning } from './throttled-warning'
 
 /** Open tunnels are checked this often for a session that ended (8-hour end, token expiry, revocation). */
 const SESSION_SWEEP_MS = 1_000
-/** After a shutdown ends a tunnel (FIN both ways), it is destroyed if still open after this long. */
+/** After a tunnel is ended (FIN both ways), it is destroyed if still open after this long. */
 const END_GRACE_MS = 1_000
 
 interface Tunnel {
@@ -102,7 +102,7 @@ export function tunnelsUpgrade(req: IncomingMessage, decide: RouteDecider): bool
 /**
  * A WebSocket handshake (an HTTP upgrade request) that reached the server. Under /api/** (no app route owning the
  * path), from this origin, an APP_TRUSTED_ORIGINS one or no browser: sent to the backend with the proxy's header rules;
- * its 101 joins the two sockets (pipes: backpressure both ways; a close or error on one side closes the other);
+ * its 101 joins the two sockets (pipes: backpressure both ways; an end, close or error on one side ends both);
  * any other answer goes back as it is. Everything else gets the contract's JSON error.
  */
 export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, decide: RouteDecider): void {
@@ -152,7 +152,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
   // A slot per session and per client address, from the handshake on (a burst cannot slip past), given back when the
-  // client's connection closes: a refused handshake and an ended tunnel alike.
+  // client's connection closes (a refused handshake) or the tunnel ends, whichever side ended it.
   // An address is counted as the brute-force limits count it (IPv6 by its /64).
   const { perSession, perClient } = config.webSocketLimits
   const byClient = [`c:${rateLimitAddress(client.ip)}`, perClient] as const
@@ -203,7 +203,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       status = 101
       const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
       socket.write(rawResponseHead(101, { ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' }))
-      joinSockets(socket, head, backendSocket, backendHead, session)
+      joinSockets(socket, head, backendSocket, backendHead, session, release)
     })
     backendRequest.end()
   }
@@ -215,8 +215,13 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   openBackend(token)
 }
 
-/** Joins the browser's and the backend's sockets until either side closes; tracked for the session sweep and the shutdown. */
-function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backendHead: Buffer, session: SessionPayload | null): void {
+/**
+ * Joins the browser's and the backend's sockets; tracked for the session sweep and the shutdown. WebSockets have no
+ * half-close: when either side ends (its FIN), the tunnel ends both ways at once and gives its slots back (`release`),
+ * though the other side may never close its own (node:http's sockets are half-open); what either side sent before
+ * its end is still delivered.
+ */
+function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backendHead: Buffer, session: SessionPayload | null, release: () => void): void {
   for (const side of [client, backend]) {
     side.setTimeout(0)
     side.setNoDelay(true)
@@ -224,24 +229,35 @@ function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backen
   }
   if (backendHead.length) client.write(backendHead)
   if (clientHead.length) backend.write(clientHead)
-  client.pipe(backend)
-  backend.pipe(client)
+  client.pipe(backend, { end: false })
+  backend.pipe(client, { end: false })
   const metrics = useMetrics()
   if (metrics) metrics.live.tunnels++
-  const tunnel: Tunnel = {
-    session,
-    end: () => {
-      client.end()
-      backend.end()
-      setTimeout(close, END_GRACE_MS).unref()
-    },
+  let ending = false
+  let grace: NodeJS.Timeout | undefined
+  // FIN both ways, after what each side was already sent; what arrives from now on is read and dropped, so a side
+  // that closes is seen closing. Cut a grace period later if still open.
+  const end = () => {
+    if (ending) return
+    ending = true
+    release()
+    client.unpipe(backend)
+    backend.unpipe(client)
+    for (const side of [client, backend]) {
+      side.resume()
+      side.end()
+    }
+    grace = setTimeout(() => {
+      client.destroy()
+      backend.destroy()
+    }, END_GRACE_MS).unref()
   }
-  let closed = false
-  function close() {
-    if (closed) return
-    closed = true
-    client.destroy()
-    backend.destroy()
+  const tunnel: Tunnel = { session, end }
+  let open = 2
+  const closed = () => {
+    end()
+    if (--open > 0) return
+    clearTimeout(grace)
     tunnels.delete(tunnel)
     if (metrics) metrics.live.tunnels--
     if (tunnels.size === 0 && sweeper) {
@@ -250,8 +266,9 @@ function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backen
     }
   }
   for (const side of [client, backend]) {
-    side.once('close', close)
-    side.on('error', close)
+    side.once('end', end)
+    side.once('close', closed)
+    side.on('error', end)
   }
   tunnels.add(tunnel)
   sweeper ??= setInterval(sweepEndedSessions, SESSION_SWEEP_MS).unref()

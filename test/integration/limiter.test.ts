@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { logEntries, type RunningGateway } from '../support/gateway'
+import { freePort, logEntries, type RunningGateway } from '../support/gateway'
 import { rawRequest } from '../support/raw-http'
 import { redisClient } from '../support/redis'
 import { startScriptedIam } from '../support/scripted-iam'
@@ -150,6 +150,63 @@ describe('counters an attacker cannot push out', () => {
     finally {
       client.disconnect()
       await redis.stop()
+    }
+  })
+})
+
+describe('what is counted while Redis is away', () => {
+  const ready = (gateway: RunningGateway) => expect.poll(async () => (await rawRequest(`${gateway.url}/readyz`)).status, { timeout: 10_000 }).toBe(200)
+
+  /** The value and time left of the one key of a kind (`u`: IP and username, `ip`) in Redis. */
+  async function counter(client: Awaited<ReturnType<typeof redisClient>>, kind: 'u' | 'ip') {
+    const keys = await client.keys(`svc:rl:${kind}:*`)
+    expect(keys).toHaveLength(1)
+    return { count: Number(await client.get(keys[0]!)), ttlMs: await client.pttl(keys[0]!) }
+  }
+
+  it('carries failures counted before Redis connects into it: 3 before, 2 after, the next is 429', async () => {
+    const port = await freePort()
+    const gateway = await stack.gatewayWith({ APP_REDIS_URL: `redis://127.0.0.1:${port}`, APP_RATE_LIMIT_PER_USER: '5' })
+    expect(await statuses(3, () => login(gateway, 'viewer', 'x'))).toEqual([401, 401, 401])
+    const redis = await stack.redisServer(port)
+    const client = await redisClient(redis.url)
+    try {
+      await ready(gateway)
+      expect(await statuses(3, () => login(gateway, 'viewer', 'x'))).toEqual([401, 401, 429])
+      // Each key's window is the one it began in (900 s), not a new one from when Redis came.
+      for (const kind of ['u', 'ip'] as const) {
+        const { count, ttlMs } = await counter(client, kind)
+        expect(count).toBe(5)
+        expect(ttlMs).toBeGreaterThan(0)
+        expect(ttlMs).toBeLessThanOrEqual(900_000)
+      }
+    }
+    finally {
+      client.disconnect()
+      await redis.stop()
+    }
+  })
+
+  it('carries what an outage counted into a Redis restarted empty, and an accepted login meanwhile clears what came before it', async () => {
+    const redis = await stack.redisServer()
+    const gateway = await stack.gatewayWith({ APP_REDIS_URL: redis.url, APP_RATE_LIMIT_PER_USER: '5' })
+    await ready(gateway)
+    await redis.stop()
+    expect(await statuses(2, () => login(gateway, 'viewer', 'x'))).toEqual([401, 401])
+    expect((await login(gateway, 'viewer', 'viewer123')).status).toBe(200)
+    expect((await login(gateway, 'viewer', 'x')).status).toBe(401)
+    const empty = await stack.redisServer(redis.port)
+    const client = await redisClient(empty.url)
+    try {
+      // The failure after the login, and the address's three failures (an accepted attempt is not one).
+      await expect.poll(async () => (await client.keys('svc:rl:*')).length, { timeout: 10_000 }).toBe(2)
+      expect((await counter(client, 'u')).count).toBe(1)
+      expect((await counter(client, 'ip')).count).toBe(3)
+      expect(await statuses(5, () => login(gateway, 'viewer', 'x'))).toEqual([401, 401, 401, 401, 429])
+    }
+    finally {
+      client.disconnect()
+      await empty.stop()
     }
   })
 })

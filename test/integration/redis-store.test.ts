@@ -1,13 +1,21 @@
+import type { Redis } from 'ioredis'
 import { describe, expect, it, vi } from 'vitest'
 import { MemoryRateLimitStore } from '../../server/core/rate-limit'
 import { connectRedis } from '../../server/lib/redis'
 import { useLogger } from '../../server/lib/logger'
 import { RedisRateLimitStore } from '../../server/lib/redis-rate-limit'
 import { freePort } from '../support/gateway'
-import { whenReady } from '../support/redis'
+import { redisClient, whenReady } from '../support/redis'
 import { useStack } from '../support/stack'
 
 const stack = useStack({ iam: false, backend: 'none', redis: true })
+
+/** Disconnects a client, as an outage would, and resolves once it has (ready to connect again). */
+async function cutOff(client: Redis): Promise<void> {
+  const ended = new Promise(resolve => client.once('end', resolve))
+  client.disconnect()
+  await ended
+}
 
 const entries = (user: string) => [{ key: `t:u:${user}`, limit: 3 }, { key: 't:ip', limit: 100 }]
 
@@ -34,6 +42,46 @@ describe('RedisRateLimitStore against a real redis-server', () => {
     }
   })
 
+  it('carries what two stores counted and cleared while away into Redis when it is back: a clear before the counts after it, counts added up, each window the longer', async () => {
+    const [a, b] = await Promise.all([connectRedis(stack.redis.url), connectRedis(stack.redis.url)])
+    const probe = await redisClient(stack.redis.url)
+    await Promise.all([whenReady(a), whenReady(b)])
+    const away = [{ key: 't:u:away', limit: 3 }, { key: 't:ip:away', limit: 100 }]
+    const warn = vi.spyOn(useLogger(), 'warn').mockImplementation(() => {})
+    try {
+      const first = new RedisRateLimitStore(a, new MemoryRateLimitStore())
+      const second = new RedisRateLimitStore(b, new MemoryRateLimitStore())
+      for (let i = 0; i < 2; i++) expect((await first.reserve(away, 60_000)).ok).toBe(true)
+      await probe.pexpire('t:ip:away', 5_000)
+      // Both lose Redis (which keeps its data): one failure, an accepted login (clear), one failure; and one elsewhere.
+      await Promise.all([cutOff(a), cutOff(b)])
+      expect((await first.reserve(away, 60_000)).ok).toBe(true)
+      await first.clear('t:u:away')
+      expect((await first.reserve(away, 60_000)).ok).toBe(true)
+      expect((await second.reserve(away, 60_000)).ok).toBe(true)
+      expect(await probe.mget('t:u:away', 't:ip:away')).toEqual(['2', '2'])
+
+      await a.connect()
+      // The clear went ahead of the failure after it: the two failures before it are gone, in Redis too.
+      await expect.poll(() => probe.get('t:u:away'), { timeout: 5_000 }).toBe('1')
+      await b.connect()
+      await expect.poll(() => probe.mget('t:u:away', 't:ip:away'), { timeout: 5_000 }).toEqual(['2', '5'])
+      // The window of the counts made while away (60 s) outlasts what Redis had left (5 s): the longer holds.
+      expect(await probe.pttl('t:ip:away')).toBeGreaterThan(50_000)
+      expect(await probe.pttl('t:u:away')).toBeLessThanOrEqual(60_000)
+      // Carried once: a later reconnection sends nothing again (a carry would go ahead of this read on its connection).
+      await cutOff(b)
+      await b.connect()
+      expect(await b.mget('t:u:away', 't:ip:away')).toEqual(['2', '5'])
+    }
+    finally {
+      a.disconnect()
+      b.disconnect()
+      probe.disconnect()
+      warn.mockRestore()
+    }
+  })
+
   it('falls back to local counters after ~0.5 s when Redis is slow', async () => {
     const warn = vi.spyOn(useLogger(), 'warn').mockImplementation(() => {})
     const [client, blocker] = await Promise.all([connectRedis(stack.redis.url), connectRedis(stack.redis.url)])
@@ -50,6 +98,11 @@ describe('RedisRateLimitStore against a real redis-server', () => {
       expect(elapsed).toBeLessThan(1_500)
       expect(warn).toHaveBeenCalled()
       await sleeping
+      // Redis ran the late call once it woke: the local count is not carried as well (a carry on reconnection would
+      // go ahead of this read).
+      await cutOff(client)
+      await client.connect()
+      expect(await client.get('t:u:slow')).toBe('1')
     }
     finally {
       client.disconnect()

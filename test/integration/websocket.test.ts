@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import type { Socket } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
 import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
@@ -170,6 +170,63 @@ describe('caps on open tunnels', () => {
       again?.terminate()
       return again !== undefined
     }, { timeout: 5_000 }).toBe(true)
+  })
+})
+
+/**
+ * A tunnel opened over a raw connection that keeps its own side open once the other side has ended (half-open, as a
+ * client may): its `ended` says when the gateway's FIN came.
+ */
+async function halfOpenTunnel(at: RunningGateway, path: string, cookie: string) {
+  const socket = connect({ port: at.port, host: '127.0.0.1', allowHalfOpen: true })
+  let received = ''
+  let ended = false
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => {
+    received += chunk
+  })
+  socket.on('end', () => {
+    ended = true
+  })
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${at.port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nCookie: ${cookie}\r\n\r\n`)
+  await expect.poll(() => received).toMatch(/^HTTP\/1\.1 101 [^]*\r\n\r\n/)
+  return { socket, ended: () => ended }
+}
+
+describe('a tunnel one side of which ends (no half-close)', () => {
+  it('whose client goes away gives its slot back at once and ends the backend\'s side, though the backend stays silent and open', async () => {
+    const metricsPort = await freePort()
+    const capped = await stack.gatewayWith({ APP_WS_MAX_PER_SESSION: '2', APP_METRICS_PORT: String(metricsPort) })
+    const cookie = await login('sale', 'sale123', capped)
+    const quietBefore = stack.ws.quiet.length
+    const first = await open(wsUrl(capped, '/api/live/quiet'), { cookie })
+    await open(wsUrl(capped, '/api/live/quiet'), { cookie })
+    expect((await refusal(open(wsUrl(capped, '/api/live/quiet'), { cookie }))).status).toBe(429)
+    const backendSide = stack.ws.quiet[quietBefore]!
+    first.terminate() // the client's socket destroyed: a FIN, no close frame
+    await expect.poll(() => backendSide.readableEnded, { timeout: 5_000 }).toBe(true)
+    // The slot came back when the client's side ended, before the backend's was ended: the session opens another.
+    await open(wsUrl(capped, '/api/live/quiet'), { cookie })
+    // The gateway holds nothing of the ended tunnel (its half-open backend connection is cut after a grace second).
+    const scrape = async () => (await rawRequest(`http://127.0.0.1:${metricsPort}/metrics`)).body
+    await expect.poll(scrape, { timeout: 5_000 }).toMatch(/^svc_gateway_open_tunnels 2$/m)
+  })
+
+  it('whose backend ends its side ends the client\'s side and gives the slot back, though the client keeps its side open', async () => {
+    const capped = await stack.gatewayWith({ APP_WS_MAX_PER_SESSION: '2' })
+    const cookie = await login('sale', 'sale123', capped)
+    const quietBefore = stack.ws.quiet.length
+    const client = await halfOpenTunnel(capped, '/api/live/quiet', cookie)
+    try {
+      await open(wsUrl(capped, '/api/live/quiet'), { cookie })
+      expect((await refusal(open(wsUrl(capped, '/api/live/quiet'), { cookie }))).status).toBe(429)
+      stack.ws.quiet[quietBefore]!.end()
+      await expect.poll(client.ended, { timeout: 5_000 }).toBe(true)
+      await open(wsUrl(capped, '/api/live/quiet'), { cookie })
+    }
+    finally {
+      client.socket.destroy()
+    }
   })
 })
 

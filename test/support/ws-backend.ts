@@ -15,12 +15,15 @@ export interface Handshake {
  * `/echo` echoes every message; `/refuse` answers the handshake 401 with a JSON body; `/flood?bytes=N` sends N pattern
  * bytes as 64 KiB binary messages, waiting for each to be handed to the socket, then closes; `/sink` reads what it is
  * sent slowly (2 ms a message) and records its length and SHA-256 in `sinks` when the client closes; `/hang` never
- * answers. Plain HTTP: `/upload` reads the whole body and answers its length and SHA-256; anything else is 404.
+ * answers; `/quiet` answers 101 and then neither sends nor closes anything, even once the gateway has ended its side
+ * (its raw socket, read and discarded, is in `quiet`). Plain HTTP: `/upload` reads the whole body and answers its
+ * length and SHA-256; anything else is 404.
  */
 export async function startWsBackend() {
   const handshakes: Handshake[] = []
   const sockets = new Set<WebSocket>()
   const sinks: { bytes: number, sha256: string }[] = []
+  const quiet: Socket[] = []
   const wss = new WebSocketServer({ noServer: true })
   const server: Server = createServer((req, res) => {
     if (!req.url?.endsWith('/upload')) return void res.writeHead(404).end()
@@ -37,6 +40,13 @@ export async function startWsBackend() {
     handshakes.push({ url: req.url ?? '', headers: req.headers })
     const url = new URL(req.url ?? '/', 'http://ws.local')
     if (url.pathname.endsWith('/hang')) return
+    if (url.pathname.endsWith('/quiet')) {
+      quiet.push(socket)
+      // Read, so that the gateway's FIN is seen (readableEnded); the server's sockets are half-open, so nothing closes.
+      socket.resume()
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: ${acceptKey(String(req.headers['sec-websocket-key']))}\r\n\r\n`)
+      return
+    }
     if (url.pathname.endsWith('/refuse')) {
       const body = JSON.stringify({ message: 'Chưa đăng nhập.' })
       socket.end(`HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
@@ -67,6 +77,7 @@ export async function startWsBackend() {
     handshakes,
     sockets,
     sinks,
+    quiet,
     close: () => {
       for (const ws of sockets) ws.terminate()
       for (const socket of raw) socket.destroy()
@@ -90,6 +101,11 @@ function flood(ws: WebSocket, total: number): void {
     })
   }
   next()
+}
+
+/** The Sec-WebSocket-Accept answer to a handshake's Sec-WebSocket-Key (RFC 6455, section 4.2.2). */
+function acceptKey(key: string): string {
+  return createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64')
 }
 
 /** SHA-256 and length of what a consumer received. */
