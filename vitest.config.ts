@@ -10,7 +10,8 @@ export default defineConfig({
     maxWorkers: 3,
     reporters: ['default', './test/support/phase-reporter.ts'],
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
+      // A test's time limit is there for a hang, not for the machine's speed: 2 cores, often shared and loaded.
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 30_000 } },
       // Composables, directive and component inside the playground app (happy-dom).
       await defineVitestProject({
         test: {
