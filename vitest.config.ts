@@ -29,6 +29,8 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // expect.poll ends on what it waits for; its 1 s default ceiling failed on a loaded machine.
+          expect: { poll: { timeout: 10_000 } },
         },
       },
       {
@@ -48,6 +50,7 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          expect: { poll: { timeout: 10_000 } },
         },
       },
     ],
