@@ -10,7 +10,8 @@ export default defineConfig({
     maxWorkers: 3,
     reporters: ['default', './test/support/phase-reporter.ts'],
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
+      // A test's time limit is there for a hang, not for the machine's speed: 2 cores, often shared and loaded.
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 30_000 } },
       // Composables, directive and component inside the playground app (happy-dom).
       await defineVitestProject({
         test: {
@@ -28,6 +29,8 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // expect.poll ends on what it waits for; its 1 s default ceiling failed on a loaded machine.
+          expect: { poll: { timeout: 10_000 } },
         },
       },
       {
@@ -47,6 +50,7 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          expect: { poll: { timeout: 10_000 } },
         },
       },
     ],

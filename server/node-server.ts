@@ -38,8 +38,11 @@ const log = useLogger()
 /**
  * No total-time cap on a request, so an upload through /api runs as long as bytes move (Node's default cuts it at
  * 300 s), and 60 s for the headers. /auth bodies have their own limit (APP_AUTH_BODY_TIMEOUT, lib/json-body.ts).
+ * An idle keep-alive connection is kept APP_KEEP_ALIVE_TIMEOUT seconds (65), not Node's 5: a proxy in front that
+ * reuses its idle connections for 60 s would otherwise send requests on connections the gateway is closing
+ * (docs/operations.md, Keep-alive).
  */
-const options: ServerOptions = { requestTimeout: 0, headersTimeout: HEADERS_TIMEOUT_MS }
+const options: ServerOptions = { requestTimeout: 0, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000 }
 const cert = process.env.NITRO_SSL_CERT
 const key = process.env.NITRO_SSL_KEY
 const toNitro = toNodeListener(nitroApp.h3App)

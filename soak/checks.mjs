@@ -22,7 +22,7 @@ const median = (/** @type {number[]} */ values) => {
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
-const describe = (/** @type {Outcome} */ o) => `${o.id} ${o.op} on ${o.instance} at ${(o.start / 1000).toFixed(1)}–${(o.end / 1000).toFixed(1)} s: ${o.status ?? 'no answer'}${o.error ? ` (${o.error})` : ''}`
+const describe = (/** @type {Outcome} */ o) => `${o.id} ${o.op} on ${o.instance} at ${(o.start / 1000).toFixed(1)}–${(o.end / 1000).toFixed(1)} s: ${o.status ?? 'no answer'}${o.error ? ` (${o.error})` : ''}${o.reusedAfterMs === undefined ? '' : `, on a kept-alive connection idle ${count(o.reusedAfterMs)} ms`}`
 const tally = (/** @type {string[]} */ keys) => {
   const counts = new Map()
   for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1)

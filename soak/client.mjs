@@ -5,12 +5,26 @@
  * WebSocket tunnel that echoes random messages and compares every echo. Neither ever throws: each says what happened.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { request as httpRequest } from 'node:http'
+import { Agent, request as httpRequest } from 'node:http'
 import { WebSocket } from 'ws'
 import { PATTERN_CHUNK, patternChunk } from '../dev/pattern.mjs'
 
 /** No exchange of the soak may take longer than this (a hung one is an error, not a stall of the soak). */
 const EXCHANGE_LIMIT_MS = 60_000
+/** The longest a connection waits idle in the soak's pool (Node's own global agent keeps them 5 s). */
+const IDLE_LIMIT_MS = 5_000
+/** When each pooled connection last finished an answer: how long a reused one had been idle. */
+const idleSince = new WeakMap()
+
+/**
+ * The soak's connections to one gateway, kept alive as a well-made client keeps them: an idle one is dropped before
+ * the server drops it. Node's Agent follows the server's `Keep-Alive: timeout=N` (dropping at N − 1 s) only when it
+ * has a `timeout` of its own; without one it keeps idle connections for ever, and sooner or later sends a request on
+ * one just as the server closes it: ECONNRESET on a request the server never saw (the keep-alive race, issue 37).
+ */
+export function keepAliveAgent() {
+  return new Agent({ keepAlive: true, maxSockets: 32, timeout: IDLE_LIMIT_MS })
+}
 
 /**
  * @typedef {object} Exchange what one HTTP exchange gave
@@ -22,6 +36,7 @@ const EXCHANGE_LIMIT_MS = 60_000
  * @property {string} [error] a network error code, 'premature-close', 'client-abort', 'client-timeout'
  * @property {number} sent request body bytes written
  * @property {boolean} connected the request's connection was open (a new one connected, or a kept-alive one)
+ * @property {number} [reusedAfterMs] the request went on a kept-alive connection idle this long
  */
 
 /**
@@ -51,6 +66,8 @@ export function exchange({ url, agent, method = 'GET', headers = {}, body, uploa
       finish('client-timeout')
     }, EXCHANGE_LIMIT_MS)
     req.once('socket', (socket) => {
+      if (req.reusedSocket) result.reusedAfterMs = Date.now() - idleSince.get(socket)
+      req.once('response', res => res.once('end', () => idleSince.set(socket, Date.now())))
       if (!socket.connecting) result.connected = true
       else socket.once('connect', () => (result.connected = true))
     })

@@ -8,10 +8,9 @@
  * - tunnellers: a WebSocket tunnel echoing random messages for 10 s, then a logout, again.
  * Every exchange carries its own X-Request-Id and ends as one outcome (see Outcome) with its times from the run's start.
  */
-import { Agent } from 'node:http'
 import { USERS } from '../dev/iam.mjs'
 import { patternSha256 } from '../dev/pattern.mjs'
-import { exchange, tunnel } from './client.mjs'
+import { exchange, keepAliveAgent, tunnel } from './client.mjs'
 
 const MiB = 1024 * 1024
 /** Stream sizes: several MiB, some not a whole number of blocks. */
@@ -39,6 +38,8 @@ const sleep = (/** @type {number} */ ms) => new Promise(resolve => setTimeout(re
  * @property {boolean} reached the gateway got it (an answer came, or body bytes went out on a connection): it owes an
  *   access line
  * @property {{ bytes: number, match: boolean }} [stream] a stream that completed: its length and whether its bytes matched
+ * @property {number} [reusedAfterMs] an exchange that got no answer, sent on a kept-alive connection idle this long (a reset
+ *   at about the server's keep-alive time is the keep-alive race, a client's fault)
  * @property {string} [note] 'client-abort', 'slow-reader'
  * @property {boolean} [warmUp] an exchange of the warm-up's burst
  */
@@ -54,7 +55,7 @@ export function startLoad({ instances, origin, mode, users = 8, streamers = 2, t
   const logouts = /** @type {{ cookie: string, instance: string, at: number }[]} */ ([])
   /** Instances a new exchange may go to (one is taken out before it is stopped). */
   const rotation = new Set(instances.map(instance => instance.name))
-  const agents = new Map(instances.map(instance => [instance.name, new Agent({ keepAlive: true, maxSockets: 32 })]))
+  const agents = new Map(instances.map(instance => [instance.name, keepAliveAgent()]))
   const urls = new Map(instances.map(instance => [instance.name, instance.url]))
   let running = true
   let sequence = 0
@@ -79,10 +80,10 @@ export function startLoad({ instances, origin, mode, users = 8, streamers = 2, t
   async function run(op, request, judge, { instance = pick(), warmUp } = {}) {
     const id = `soak-${++sequence}`
     const start = now()
-    const result = await exchange({ ...request, url: urls.get(instance) + request.path, agent: /** @type {Agent} */ (agents.get(instance)), headers: { ...request.headers, 'x-request-id': id } })
+    const result = await exchange({ ...request, url: urls.get(instance) + request.path, agent: /** @type {import('node:http').Agent} */ (agents.get(instance)), headers: { ...request.headers, 'x-request-id': id } })
     const verdict = result.error === 'client-abort' ? { note: 'client-abort' } : result.error ? { error: result.error } : judge(result)
     /** @type {Outcome} */
-    const outcome = { op, instance, id, start, end: now(), status: result.status, ok: !verdict.error, reached: result.status !== undefined || (result.connected && result.sent > 0), ...verdict, ...(warmUp ? { warmUp } : {}) }
+    const outcome = { op, instance, id, start, end: now(), status: result.status, ok: !verdict.error, reached: result.status !== undefined || (result.connected && result.sent > 0), ...verdict, ...(verdict.error && result.status === undefined && result.reusedAfterMs !== undefined ? { reusedAfterMs: result.reusedAfterMs } : {}), ...(warmUp ? { warmUp } : {}) }
     outcomes.push(outcome)
     return { outcome, result }
   }

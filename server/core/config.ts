@@ -69,6 +69,8 @@ export interface GatewayConfig {
   metrics: { port: number, host: string }
   /** Seconds in-flight requests get to finish after SIGTERM. */
   shutdownTimeoutSeconds: number
+  /** Seconds an idle keep-alive connection from a client is kept open (Node's `server.keepAliveTimeout`). */
+  keepAliveTimeoutSeconds: number
   /** WebSocket tunnels open at most per session and per client address (0: no limit). */
   webSocketLimits: { perSession: number, perClient: number }
   /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; lib/tick-shape.ts). */
@@ -116,6 +118,7 @@ export interface RawGatewayConfig {
   metricsPort?: unknown
   metricsHost?: unknown
   shutdownTimeout?: unknown
+  keepAliveTimeout?: unknown
   wsMaxPerSession?: unknown
   wsMaxPerClient?: unknown
   keepTickShape?: unknown
@@ -377,6 +380,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     logging: parseLoggingConfig(raw),
     metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, D.metricsHost) || D.metricsHost },
     shutdownTimeoutSeconds: toInt(raw.shutdownTimeout, D.shutdownTimeout, 'APP_SHUTDOWN_TIMEOUT'),
+    keepAliveTimeoutSeconds: toInt(raw.keepAliveTimeout, D.keepAliveTimeout, 'APP_KEEP_ALIVE_TIMEOUT', 1, MAX_LIMIT_SECONDS),
     webSocketLimits: {
       perSession: toInt(raw.wsMaxPerSession, D.wsMaxPerSession, 'APP_WS_MAX_PER_SESSION'),
       perClient: toInt(raw.wsMaxPerClient, D.wsMaxPerClient, 'APP_WS_MAX_PER_CLIENT'),

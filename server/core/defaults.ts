@@ -127,6 +127,12 @@ export const GATEWAY_DEFAULTS = {
   metricsHost: '127.0.0.1',
   /** Seconds in-flight requests and streams get to finish after SIGTERM. @default 30 */
   shutdownTimeout: 30,
+  /**
+   * Seconds an idle keep-alive connection from a client is kept open (and announced in `Keep-Alive: timeout=`): longer
+   * than the idle time of the proxies and load balancers in front (nginx's upstream keepalive_timeout and AWS ALB's
+   * idle timeout are 60 s), so that the gateway never closes a connection one of them is about to reuse. @default 65
+   */
+  keepAliveTimeout: 65,
   /** WebSocket tunnels open at most per session (429 at the handshake beyond); 0: no limit. @default 32 */
   wsMaxPerSession: 32,
   /** WebSocket tunnels open at most per client address (429 at the handshake beyond); 0: no limit. @default 128 */

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream'
 import { format } from 'node:util'
 import { pino, type Logger } from 'pino'
 import { accessLineMembers, jsonString, type AccessLine } from '../core/access-line'
+import { wantsColour } from '../core/log-colour'
 import { withoutQueries } from '../core/log-field'
 import type { LoggingConfig } from '../core/config'
 import { lineDestination, type LineDestination } from './log-destination'
@@ -51,12 +52,13 @@ type PrettyModule = { default: (options: Record<string, unknown>) => NodeJS.Writ
  * pino-pretty's stream, loaded only when pretty lines are asked for (APP_LOG_FORMAT=pretty, `nuxt dev`): a JSON
  * logger never loads it. Lines logged before it has loaded (a few ms) wait in the pass-through. pino-pretty is an
  * optional dependency (an image built with `--omit=optional` has none): without it the lines go out as JSON, after
- * one line saying so.
+ * one line saying so. Colours as the environment asks (core/log-colour.ts) for `out` (stdout unless given).
  */
 export function prettyStream(load: () => Promise<PrettyModule> = () => import('pino-pretty') as Promise<PrettyModule>, out?: NodeJS.WritableStream): NodeJS.WritableStream {
   const lines = new PassThrough()
+  const colorize = wantsColour(process.env, !!((out ?? process.stdout) as { isTTY?: boolean }).isTTY)
   load().then(
-    ({ default: pretty }) => lines.pipe(pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ...(out && { destination: out }) })),
+    ({ default: pretty }) => lines.pipe(pretty({ sync: true, singleLine: true, colorize, translateTime: 'SYS:HH:MM:ss.l', ...(out && { destination: out }) })),
     (error: NodeJS.ErrnoException) => {
       // Only a missing package falls back to JSON; any other failure to load it is the process's to see.
       if (error?.code !== 'ERR_MODULE_NOT_FOUND' && !/Cannot find (package|module)/.test(String(error?.message))) throw error

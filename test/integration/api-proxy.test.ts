@@ -201,7 +201,8 @@ describe('/api/** proxy failures', () => {
       expect(await onAgent(agent, 'PUT', '/api/reset-upload', 1024 * 1024)).toBe(502)
       const started = Date.now()
       expect(await onAgent(agent, 'GET', '/api/after-the-cut')).toBe(200)
-      expect(Date.now() - started).toBeLessThan(2_000)
+      // Stalled, it would wait for the gateway's keep-alive timeout (65 s): far from any machine's speed.
+      expect(Date.now() - started).toBeLessThan(30_000)
       expect(stack.echo.received.at(-1)?.url).toBe('/base/after-the-cut')
     }
     finally {

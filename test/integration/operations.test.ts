@@ -7,6 +7,7 @@ import { freePort, logEntries, type RunningGateway } from '../support/gateway'
 import { scrape } from '../support/metrics'
 import { rawConnection, rawRequest } from '../support/raw-http'
 import { useStack } from '../support/stack'
+import { readByPeer } from '../support/tcp'
 
 const stack = useStack()
 
@@ -238,7 +239,7 @@ describe('graceful shutdown', () => {
     // A request whose headers are still arriving when the signal comes: it is served, with Connection: close.
     const probe = rawConnection(gateway.port)
     probe.socket.write('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n')
-    await new Promise(resolve => setTimeout(resolve, 1_000))
+    await readByPeer(probe.socket)
     const exited = new Promise<number | null>(resolve => gateway.process.once('exit', code => resolve(code)))
     gateway.process.kill('SIGTERM')
     await expect.poll(() => gateway.stdout()).toMatch(/nhận SIGTERM/)
@@ -257,8 +258,8 @@ describe('graceful shutdown', () => {
   it('a second SIGTERM ends it at once, and so does the timeout', async () => {
     for (const second of [true, false]) {
       const gateway = await stack.gatewayWith({ APP_SHUTDOWN_TIMEOUT: second ? '60' : '1' })
-      const download = fetch(`${gateway.url}/api/slow-stream?seconds=30`).then(response => response.arrayBuffer()).catch((error: unknown) => error)
-      await new Promise(resolve => setTimeout(resolve, 500))
+      // Its answer has begun (fetch resolves on the headers): a stream in flight when the signal comes.
+      const download = (await fetch(`${gateway.url}/api/slow-stream?seconds=30`)).arrayBuffer().catch((error: unknown) => error)
       const exited = new Promise<number | null>(resolve => gateway.process.once('exit', code => resolve(code)))
       const started = Date.now()
       gateway.process.kill('SIGTERM')

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import type { Redis } from 'ioredis'
 import { describe, expect, it, vi } from 'vitest'
 import { MemoryRateLimitStore } from '../../server/core/rate-limit'
@@ -7,6 +8,7 @@ import { RedisRateLimitStore } from '../../server/lib/redis-rate-limit'
 import { freePort } from '../support/gateway'
 import { redisClient, whenReady } from '../support/redis'
 import { useStack } from '../support/stack'
+import { readByPeer } from '../support/tcp'
 
 const stack = useStack({ iam: false, backend: 'none', redis: true })
 
@@ -89,7 +91,8 @@ describe('RedisRateLimitStore against a real redis-server', () => {
     try {
       const store = new RedisRateLimitStore(client)
       const sleeping = blocker.call('DEBUG', 'SLEEP', '2').catch(() => undefined)
-      await new Promise(resolve => setTimeout(resolve, 50))
+      // Redis has read the command (and, single-threaded, sleeps in it) before the store asks anything.
+      await readByPeer((blocker as unknown as { stream: Socket }).stream)
       const started = Date.now()
       expect((await store.reserve(entries('slow'), 60_000)).ok).toBe(true)
       const elapsed = Date.now() - started

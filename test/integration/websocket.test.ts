@@ -9,6 +9,7 @@ import { loginCookie } from '../support/login'
 import { freePort, type RunningGateway } from '../support/gateway'
 import { rawConnection, rawRequest } from '../support/raw-http'
 import { useStack } from '../support/stack'
+import { readByPeer } from '../support/tcp'
 import { digest } from '../support/ws-backend'
 
 const stack = useStack({ backend: 'ws', gateway: { APP_TRUSTED_ORIGINS: 'https://partner.example' } })
@@ -345,7 +346,7 @@ describe('metrics and shutdown', () => {
     probe.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     await expect.poll(() => probe.received()).toMatch(/\{"status":"ok"\}$/)
     probe.socket.write('GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n')
-    await new Promise(resolve => setTimeout(resolve, 300))
+    await readByPeer(probe.socket)
     const exited = new Promise<number | null>(resolve => gateway.process.once('exit', code => resolve(code)))
     const signalled = Date.now()
     gateway.process.kill('SIGTERM')

@@ -173,18 +173,21 @@ describe('parseGatewayConfig', () => {
 })
 
 describe('operations settings', () => {
-  it('gives the defaults: info, json, access lines on, metrics off (on loopback when on), 30 s to shut down', () => {
+  it('gives the defaults: info, json, access lines on, metrics off (on loopback when on), 30 s to shut down, idle connections kept 65 s', () => {
     const config = parseGatewayConfig({}, [SECRET])
     expect(config.logging).toEqual({ level: 'info', format: 'json', access: true })
     expect(config.metrics).toEqual({ port: 0, host: '127.0.0.1' })
     expect(config.shutdownTimeoutSeconds).toBe(30)
+    // Longer than the 60 s nginx (upstream keepalive_timeout) and AWS load balancers keep their idle connections.
+    expect(config.keepAliveTimeoutSeconds).toBe(65)
   })
 
   it('reads them as the environment gives them', () => {
-    const config = parseGatewayConfig({ logLevel: 'DEBUG', logFormat: 'pretty', accessLog: 'false', metricsPort: '9464', metricsHost: '127.0.0.1', shutdownTimeout: '5' }, [SECRET])
+    const config = parseGatewayConfig({ logLevel: 'DEBUG', logFormat: 'pretty', accessLog: 'false', metricsPort: '9464', metricsHost: '127.0.0.1', shutdownTimeout: '5', keepAliveTimeout: '620' }, [SECRET])
     expect(config.logging).toEqual({ level: 'debug', format: 'pretty', access: false })
     expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' })
     expect(config.shutdownTimeoutSeconds).toBe(5)
+    expect(config.keepAliveTimeoutSeconds).toBe(620)
     expect(parseGatewayConfig({ metricsPort: 9464, accessLog: 0 }, [SECRET])).toMatchObject({ metrics: { port: 9464 }, logging: { access: false } })
   })
 
@@ -209,6 +212,9 @@ describe('operations settings', () => {
     [{ metricsPort: '70000' }, /APP_METRICS_PORT/],
     [{ metricsPort: 'http' }, /APP_METRICS_PORT/],
     [{ shutdownTimeout: '-1' }, /APP_SHUTDOWN_TIMEOUT/],
+    [{ keepAliveTimeout: '0' }, /APP_KEEP_ALIVE_TIMEOUT phải là số nguyên >= 1 \(nhận được '0'\)/],
+    [{ keepAliveTimeout: '5.5' }, /APP_KEEP_ALIVE_TIMEOUT phải là số nguyên >= 1/],
+    [{ keepAliveTimeout: '3601' }, /APP_KEEP_ALIVE_TIMEOUT phải là số nguyên từ 1 đến 3600/],
     [{ keepTickShape: 'sometimes' }, /APP_KEEP_TICK_SHAPE/],
     [{ redisUrl: 'redis://cache:63x9' }, /APP_REDIS_URL không phải địa chỉ Redis hợp lệ/],
     [{ redisUrl: 'redis://:p%zz@cache:6379' }, /APP_REDIS_URL không phải địa chỉ Redis hợp lệ/],
@@ -236,6 +242,7 @@ describe('reading APP_* variables', () => {
     [['metricsPort'], 'APP_METRICS_PORT'],
     [['metricsHost'], 'APP_METRICS_HOST'],
     [['shutdownTimeout'], 'APP_SHUTDOWN_TIMEOUT'],
+    [['keepAliveTimeout'], 'APP_KEEP_ALIVE_TIMEOUT'],
     [['keepTickShape'], 'APP_KEEP_TICK_SHAPE'],
   ])('%j is %s', (path, name) => {
     expect(envName(path)).toBe(name)

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { AccessLine } from '../../server/core/access-line'
 import { PassThrough } from 'node:stream'
 import { accessLineWriter, createLogger, flushLogs, prettyStream, setLogger } from '../../server/lib/logger'
@@ -49,7 +49,7 @@ describe('access lines of a JSON logger', () => {
   it('are written within 50 ms when nothing else comes, and at once when 256 are waiting', async () => {
     const { lines, writeAccess } = recordingLogger()
     writeAccess('info', line)
-    await expect.poll(() => lines.length, { timeout: 1_000, interval: 10 }).toBe(1)
+    await expect.poll(() => lines.length, { timeout: 20_000, interval: 10 }).toBe(1)
     lines.length = 0
     for (let index = 0; index < 255; index++) writeAccess('info', line)
     expect(lines).toHaveLength(0)
@@ -78,13 +78,38 @@ describe('pretty lines (APP_LOG_FORMAT=pretty)', () => {
     return () => text
   }
 
-  it('go through pino-pretty, lines logged before it loaded included', async () => {
+  /** The colour variables of the environment the test runs in (whatever they are) set as given, or removed. */
+  function colourEnv(env: { FORCE_COLOR?: string, NO_COLOR?: string }) {
+    vi.stubEnv('FORCE_COLOR', env.FORCE_COLOR)
+    vi.stubEnv('NO_COLOR', env.NO_COLOR)
+  }
+  afterEach(() => {
+    vi.unstubAllEnvs()
+  })
+
+  /** One line through a pretty stream into a pipe (not a terminal), once pino-pretty has written it. */
+  async function prettyLine(): Promise<string> {
     const sink = new PassThrough()
     const stream = prettyStream(undefined, sink)
     const text = recorded(sink)
     stream.write(`${JSON.stringify({ level: 30, time: 0, msg: 'before the load' })}\n`)
-    await expect.poll(text, { timeout: 5_000 }).toMatch(/INFO.*before the load\n$/)
-    expect(text()).not.toContain('{')
+    await expect.poll(() => text().endsWith('\n'), { timeout: 20_000 }).toBe(true)
+    return text()
+  }
+
+  it('go through pino-pretty, lines logged before it loaded included', async () => {
+    colourEnv({})
+    const line = await prettyLine()
+    expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: before the load\n$/)
+  })
+
+  it('carry colours only as FORCE_COLOR and NO_COLOR say (FORCE_COLOR=0: none, though colorette takes it as "on")', async () => {
+    colourEnv({ FORCE_COLOR: '0' })
+    expect(await prettyLine()).toMatch(/\] INFO: before the load\n$/)
+    colourEnv({ NO_COLOR: '1', FORCE_COLOR: '1' })
+    expect(await prettyLine()).toMatch(/\] INFO: before the load\n$/)
+    colourEnv({ FORCE_COLOR: '1' })
+    expect(await prettyLine()).toContain('] \u001B[32mINFO\u001B[39m: \u001B[36mbefore the load\u001B[39m\n')
   })
 
   it('go out as JSON, after one warning line, when pino-pretty is not installed (--omit=optional)', async () => {
@@ -93,7 +118,7 @@ describe('pretty lines (APP_LOG_FORMAT=pretty)', () => {
     const entry = JSON.stringify({ level: 30, time: 0, msg: 'kept' })
     const text = recorded(sink)
     stream.write(`${entry}\n`)
-    await expect.poll(() => text().split('\n').length, { timeout: 5_000 }).toBe(3)
+    await expect.poll(() => text().split('\n').length, { timeout: 20_000 }).toBe(3)
     const lines = text().trimEnd().split('\n')
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', msg: 'APP_LOG_FORMAT=pretty: chưa cài pino-pretty (npm install pino-pretty), log ghi dạng JSON.' })
     expect(lines[1]).toBe(entry)

@@ -33,6 +33,11 @@ describe('soak: which fault explains a failure', () => {
     expect(verdict.details?.[0]).toContain('soak-2 get on a')
   })
 
+  it('says how long a kept-alive connection had been idle when a request on it failed (the keep-alive race shows so)', () => {
+    const verdict = checkErrors([outcome({ id: 'soak-3', op: 'logout', instance: 'b', start: 66_000, end: 66_004, ok: false, status: undefined, error: 'ECONNRESET', reusedAfterMs: 6_002 })] as never, windows)
+    expect(verdict.details).toEqual(['soak-3 logout on b at 66.0–66.0 s: no answer (ECONNRESET), on a kept-alive connection idle 6,002 ms'])
+  })
+
   it('scales the plan to the run, every fault in order and before the last tenth', () => {
     for (const seconds of [120, 600]) {
       const plan = faultPlan(seconds)
