@@ -149,9 +149,10 @@ export function checkStreams(/** @type {Outcome[]} */ outcomes) {
  * than both neighbours), the floor the collector returns to, which grows only when something is kept.
  * @param {Sample[]} samples
  * @param {number} runMs
+ * @param {number} [warmUpEndMs] when the warm-up ended (see flatnessWindows)
  */
-export function checkFlatness(samples, runMs) {
-  const { baseline, end } = flatnessWindows(runMs)
+export function checkFlatness(samples, runMs, warmUpEndMs = 0) {
+  const { baseline, end } = flatnessWindows(runMs, warmUpEndMs)
   const inside = (/** @type {number[]} */ [from, to]) => (/** @type {Sample} */ s) => s.t >= from && s.t <= to
   const details = []
   const parts = []

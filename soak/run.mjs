@@ -122,7 +122,7 @@ try {
     checkRevocations(revocations, load.logouts.length),
     checkAccessLines(load.outcomes, accessLines),
     checkStreams(load.outcomes),
-    checkFlatness(sampler.samples.filter(s => s.t <= runMs), runMs),
+    checkFlatness(sampler.samples.filter(s => s.t <= runMs), runMs, primed.to),
     checkPool(sampler.samples, poolLimit, quiet),
     checkDrains(logs, windows.find(w => w.kind === 'restart')?.note),
   ]

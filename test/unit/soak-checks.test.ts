@@ -60,6 +60,15 @@ describe('soak: the other checks', () => {
     expect(checkFlatness(samples(() => 20, t => 140 - t / 4), 120_000).pass).toBe(true)
   })
 
+  it('takes the level at minute 2 after a warm-up that ran late, not while the caches still filled', () => {
+    // Heap filling up to 55 s, flat after: measured from 18 s it reads as growth; from the warm-up's end it is flat.
+    const filling = samples(t => (t < 55 ? 12 + t / 5 : 23))
+    expect(checkFlatness(filling, 120_000).pass).toBe(false)
+    expect(checkFlatness(filling, 120_000, 55_000).pass).toBe(true)
+    expect(flatnessWindows(120_000, 55_000).baseline).toEqual([55_000, 67_000])
+    expect(flatnessWindows(120_000, 5_000).baseline).toEqual([18_000, 30_000])
+  })
+
   it('fails a request without its access line, one with two, and a line of no request', () => {
     const outcomes = [outcome({ id: 'x1' }), outcome({ id: 'x2' }), outcome({ id: 'x3', reached: false })]
     expect(checkAccessLines(outcomes as never, new Map([['a', new Map([['x1', 1], ['x2', 1]])]])).pass).toBe(true)
