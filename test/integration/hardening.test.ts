@@ -356,8 +356,9 @@ describe('IAM answers that make no sense', () => {
       expect(answer.status).toBe(502)
       expect(errorBody(answer.body)).toMatchObject({ statusCode: 502, statusMessage: 'IAM trả quá nhiều vai trò hoặc quyền (tối đa 10.000).' })
     }
-    // Quadratic de-duplication held the process ~9 s per such login; linear work and the cap take milliseconds.
-    expect(slowest).toBeLessThan(1_000)
+    // Quadratic de-duplication held the process ~9 s per such login (four of them here); linear work and the cap take
+    // milliseconds, about 1 s at a load of 10 on two cores: the bound sits between, with room for a loaded machine.
+    expect(slowest).toBeLessThan(4_000)
     await expect.poll(() => odd.output()).toMatch(/IAM trả 110000 mục permissions, quá giới hạn 10000/)
   })
 
