@@ -194,6 +194,8 @@ export async function startDevOidcProvider(options = {}) {
   const foreignKey = signingKey()
   /** @type {((body: any, tools: TamperTools) => any) | undefined} */
   let tamper
+  /** @type {{ status: number, body: Record<string, unknown>, times: number } | undefined} */
+  let refusal
   const cookieKeys = [randomBytes(32).toString('base64url')]
   let keys = [signingKey()]
   /** @type {ProviderEvent[]} */
@@ -313,9 +315,16 @@ export async function startDevOidcProvider(options = {}) {
       log(`back-channel logout to ${client.backchannelLogoutUri} failed: ${error.message}`)
     })
     provider.on('server_error', (_ctx, error) => log('server error', error))
-    // A post-middleware (the provider's documented extension point) for refusal tests: the next successful token
-    // response goes through the function given to tamperNextTokenResponse.
+    // A pre- and post-middleware (the provider's documented extension point) for refusal tests: a token request
+    // answered by refuseTokenRequests never reaches the provider (its codes and refresh tokens stay unused); the next
+    // successful token response goes through the function given to tamperNextTokenResponse.
     provider.use(async (ctx, next) => {
+      if (refusal && ctx.method === 'POST' && ctx.path === '/token') {
+        ctx.status = refusal.status
+        ctx.body = refusal.body
+        if (--refusal.times === 0) refusal = undefined
+        return
+      }
       await next()
       if (tamper && ctx.method === 'POST' && ctx.path === '/token' && ctx.status === 200) {
         const change = tamper
@@ -455,6 +464,17 @@ export async function startDevOidcProvider(options = {}) {
      */
     tamperNextTokenResponse: (change) => {
       tamper = change
+    },
+    /**
+     * The next `times` token requests (code or refresh; Infinity: until called again) are answered with `status` and
+     * the JSON `body` (e.g. 400 `{ error: 'invalid_grant' }`, 401 `invalid_client`, a 503) without reaching the
+     * provider. Called without a status, token requests reach the provider again.
+     * @param {number} [status]
+     * @param {Record<string, unknown>} [body]
+     * @param {number} [times]
+     */
+    refuseTokenRequests: (status, body = {}, times = 1) => {
+      refusal = status ? { status, body, times } : undefined
     },
     /** The kid that signs now. */
     currentKid: () => keys[0].kid,

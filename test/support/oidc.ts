@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from 'vitest'
 import { gatewayClient, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
 import { startSampleBackend } from '../../dev/backend.mjs'
 import type { CookieAgent } from '../../dev/oidc-browser.mjs'
-import { startEchoBackend } from './echo-backend'
+import { startEchoBackend, type EchoedRequest } from './echo-backend'
 import { freePort, SERVER_ENTRY, startGateway, type RunningGateway } from './gateway'
 import { startRedis, type RunningRedis } from './redis'
 
@@ -25,7 +25,7 @@ export interface OidcStack {
   provider: DevOidcProvider
   gateways: RunningGateway[]
   /** The backend behind /api (its `url`; `received` for the echo backend). */
-  echo: { url: string, close: () => Promise<unknown> }
+  echo: { url: string, close: () => Promise<unknown>, received?: EchoedRequest[] }
   redis?: RunningRedis
 }
 

@@ -1,0 +1,35 @@
+import { deriveSealKeys, sealValue, unsealValue } from '../../server/core/seal'
+import { TEST_SECRET } from './gateway'
+
+/**
+ * Sealed values as a gateway of the tests seals them (APP_SESSION_SECRET = TEST_SECRET): the place in the tests that
+ * seals as the gateway does, so that a change of the sealing is made here. A test uses it to reach a state no browser
+ * can wait for, e.g. an OpenID trip older than its 10 minutes.
+ */
+
+/** The OpenID login's trip cookie (`__Host-svc_oidc`): its own sealed kind (server/core/seal.ts `oidc-trip`). */
+const tripKeys = () => deriveSealKeys([TEST_SECRET], 'oidc-trip')
+
+/** One trip in the `__Host-svc_oidc` cookie (server/lib/oidc/login.ts `Flow`); only what the tests change is typed. */
+export interface SealedTrip {
+  state: string
+  iat: number
+  [field: string]: unknown
+}
+
+/** The trips a `__Host-svc_oidc` value holds, newest first; throws when the value does not open (wrong key). */
+export function openTrips(value: string): SealedTrip[] {
+  const trips = unsealValue(value, tripKeys(), 8192)
+  if (!Array.isArray(trips)) throw new Error('the trip cookie does not open with the test secret: test/support/sealed.ts must follow server/core/seal.ts')
+  return trips as SealedTrip[]
+}
+
+/** A `__Host-svc_oidc` value holding these trips, sealed as the gateway seals it. */
+export function sealTrips(trips: SealedTrip[]): string {
+  return sealValue(trips, tripKeys())
+}
+
+/** The same trips, each started `ms` earlier than it was (its `iat` moved back). */
+export function agedTrips(value: string, ms: number): string {
+  return sealTrips(openTrips(value).map(trip => ({ ...trip, iat: trip.iat - ms })))
+}
