@@ -56,6 +56,10 @@ describe('readSecrets', () => {
     expect(() => readSecrets('short', '')).toThrow(/APP_SESSION_SECRET.*32/)
     expect(readSecrets(SECRET, '')).toEqual([SECRET])
   })
+  it('refuses 31 characters and takes 32: the edge is 32', () => {
+    expect(() => readSecrets('s'.repeat(31), '')).toThrow('APP_SESSION_SECRET quá ngắn: cần ít nhất 32 ký tự.')
+    expect(readSecrets('s'.repeat(32), '')).toEqual(['s'.repeat(32)])
+  })
   it('adds the previous secrets after the current one', () => {
     const old = 'o'.repeat(40)
     expect(readSecrets(SECRET, `${old}, ${SECRET}`)).toEqual([SECRET, old])

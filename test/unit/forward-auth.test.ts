@@ -78,6 +78,10 @@ describe('loginLocation with hostile X-Forwarded-* values', () => {
     ['credentials in the URL', 'https://user:pw@partner.example/x', '/'],
     ['a too long URI', `/${'a'.repeat(2048)}`, '/'],
     ['a trusted origin', 'https://partner.example/report?id=7', 'https://partner.example/report?id=7'],
+    ['a trusted origin\'s name followed by another domain', 'https://partner.example.evil.test/x', '/'],
+    ['a trusted origin\'s host on another port', 'https://partner.example:8443/x', '/'],
+    ['a trusted origin\'s host over http', 'http://partner.example/x', '/'],
+    ['a subdomain of a trusted origin', 'https://evil.partner.example/x', '/'],
   ])('%s goes to %s', (_, uri, expected) => {
     expect(at(uri)).toBe(expected)
   })

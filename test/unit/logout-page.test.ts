@@ -33,4 +33,16 @@ describe('logoutConfirmationHtml in English, with an app\'s own texts', () => {
     const html = logoutConfirmationHtml('/auth/logout', 'en', messagesFor('en', { en: { logout: { question: 'Leave <b>now</b>?' } } }))
     expect(html).toContain('<h1>Leave &#60;b&#62;now&#60;/b&#62;?</h1>')
   })
+
+  it('keeps a <script> in any overridden text as text: title, question, both buttons', () => {
+    const hostile = '</title><script>alert("x")</script>'
+    const overrides = { vi: { logout: { title: `T${hostile}`, question: `Q${hostile}`, confirm: `C${hostile}`, stay: `S${hostile}` } } }
+    const html = logoutConfirmationHtml('/auth/logout', 'vi', messagesFor('vi', overrides))
+    const escaped = '&#60;/title&#62;&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62;'
+    expect(html).toContain(`<title>T${escaped}</title>`)
+    expect(html).toContain(`<h1>Q${escaped}</h1>`)
+    expect(html).toContain(`>C${escaped}</a>`)
+    expect(html).toContain(`>S${escaped}</a>`)
+    expect(html).not.toMatch(/<script|<\/title><script/i)
+  })
 })

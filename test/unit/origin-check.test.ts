@@ -45,6 +45,14 @@ describe('isSameOriginRequest (Go http.CrossOriginProtection)', () => {
     })
   })
 
+  // APP_TRUSTED_ORIGINS lists whole origins: a name that starts, ends or nearly matches like one is another site.
+  const lookalikes = ['https://partner.example.evil.test', 'https://partner.example:8443', 'http://partner.example', 'https://evil.partner.example', 'https://partner.exampl', 'https://partner.example.', 'https://partner.example@evil.test']
+  it.each(lookalikes)('refuses %s, which is not the trusted https://partner.example, with or without Sec-Fetch-Site', (origin) => {
+    expect(check({ secFetchSite: 'cross-site', origin })).toBe(false)
+    expect(check({ secFetchSite: 'same-site', origin })).toBe(false)
+    expect(check({ origin })).toBe(false)
+  })
+
   it.each(['PUT', 'PATCH', 'DELETE', 'POST'])('applies to %s', (method) => {
     expect(check({ method, secFetchSite: 'cross-site' })).toBe(false)
   })
@@ -59,6 +67,11 @@ describe('isSameOriginHandshake (WebSocket handshakes, a GET the browser sends w
     ['HTTPS://GW.EXAMPLE', 'gw.example', true],
     ['https://partner.example', 'gw.example', true],
     ['https://partner.example/', 'gw.example', true],
+    ['https://partner.example.evil.test', 'gw.example', false],
+    ['https://partner.example:8443', 'gw.example', false],
+    ['http://partner.example', 'gw.example', false],
+    ['https://evil.partner.example', 'gw.example', false],
+    ['https://partner.exampl', 'gw.example', false],
     ['https://evil.example', 'gw.example', false],
     ['https://gw.example.evil.example', 'gw.example', false],
     ['https://sub.gw.example', 'gw.example', false],

@@ -135,9 +135,12 @@ describe('fitSessionToBudget', () => {
   it('counts the whole Set-Cookie line, attributes included: 4096 bytes fit, 4097 do not', () => {
     const options = { maxAgeSeconds: 28_800, secure: true }
     const line = (valueBytes: number) => serializeCookie('svc_session', 'v'.repeat(valueBytes), options)
-    // The value that makes the line `Set-Cookie: svc_session=<value>; Max-Age=…; Path=/; HttpOnly; …` exactly 4096 bytes.
-    const edge = 4096 - setCookieLineBytes(line(0))
+    // A fixed number, not one the code under test computes: the line `Set-Cookie: svc_session=<value>; Max-Age=28800;
+    // Expires=<29 characters>; Path=/; HttpOnly; SameSite=Lax; Secure` is 24 + value + 94 bytes, 4096 with 3978.
+    const edge = 3978
+    expect(Buffer.byteLength(`Set-Cookie: ${line(edge)}`)).toBe(4096)
     expect(setCookieLineBytes(line(edge))).toBe(4096)
+    expect(COOKIE_BUDGET_BYTES).toBe(4096)
     expect(line(edge)).toMatch(/; Max-Age=28800; Expires=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/)
     expect(fitSessionToBudget(payload, () => line(edge))).toMatchObject({ ok: true, trimmed: 'none' })
     expect(fitSessionToBudget(payload, () => line(edge + 1))).toEqual({ ok: false, bytes: 4097 })
