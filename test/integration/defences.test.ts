@@ -19,7 +19,7 @@ function login(gateway: RunningGateway, username: string, password: string, head
 describe('cross-origin protection', () => {
   let gateway: RunningGateway
   beforeAll(async () => {
-    gateway = await stack.gatewayWith({ APP_TRUSTED_ORIGINS: 'http://partner.test:8080' })
+    gateway = await stack.gatewayWith({ APP_TRUSTED_ORIGINS: 'http://partner.test:8080, https://partner.example' })
   })
 
   it.each([
@@ -28,6 +28,9 @@ describe('cross-origin protection', () => {
     ['a foreign Origin without Sec-Fetch-Site', { origin: 'http://evil.test' }],
     ['Origin on another port', { origin: 'http://127.0.0.1:1' }],
     ['Origin null', { origin: 'null' }],
+    // APP_TRUSTED_ORIGINS lists whole origins: a longer name or another port is another site.
+    ['a trusted origin\'s name followed by another domain', { 'sec-fetch-site': 'cross-site', 'origin': 'https://partner.example.evil.test' }],
+    ['a trusted origin\'s host on another port, without Sec-Fetch-Site', { origin: 'https://partner.example:8443' }],
   ])('refuses POST /auth/login and POST /api/** with %s: 403, and neither IAM nor backend hears of it', async (_name, headers) => {
     const iamBefore = stack.iam.requests.length
     const echoBefore = stack.echo.received.length

@@ -99,6 +99,10 @@ describe('GET /auth/verify', () => {
     const gateway = await stack.gatewayWith({ APP_TRUST_PROXY: 'loopback', APP_TRUSTED_ORIGINS: 'https://partner.example' })
     const answer = await verify(gateway, '', { ...navigation, 'x-forwarded-uri': 'https://partner.example/r?id=7' })
     expect(answer.headers.location).toBe(`/auth/login?redirect=${encodeURIComponent('https://partner.example/r?id=7')}`)
+    // Whole origins: a longer name, another port or scheme is another site (home).
+    for (const uri of ['https://partner.example.evil.test/r', 'https://partner.example:8443/r', 'http://partner.example/r']) {
+      expect((await verify(gateway, '', { ...navigation, 'x-forwarded-uri': uri })).headers.location).toBe('/auth/login?redirect=%2F')
+    }
   })
 
   it('hands the IAM token on only with APP_VERIFY_PASS_TOKEN=true', async () => {

@@ -161,6 +161,14 @@ describe('configuration read at start', () => {
     expect(output).not.toMatch(/at .*\.mjs/)
   })
 
+  it('starts with an APP_SESSION_SECRET of exactly 32 characters (31 are refused above)', async () => {
+    const gateway = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_SESSION_SECRET: 's'.repeat(32) })
+    const login = await post(gateway, '/auth/login', { username: 'alice', password: 'x' })
+    expect(login.status).toBe(200)
+    const cookie = cookiePair(findSetCookie(login, 'svc_session')!)
+    expect(await (await fetch(`${gateway.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user: MOCK_USER, expiresAt: expect.any(Number) })
+  })
+
   it('writes lines for people with APP_LOG_FORMAT=pretty, pino-pretty loaded for it alone', async () => {
     const gateway = await stack.bareGateway({ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'true', APP_LOG_FORMAT: 'pretty' })
     expect((await fetch(`${gateway.url}/auth/session`)).status).toBe(200)

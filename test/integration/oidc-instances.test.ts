@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
+import { freePort } from '../support/gateway'
 import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
 
 // Two gateway instances sharing a Redis, the development provider with 4-second access tokens and rotating refresh
@@ -16,6 +17,35 @@ async function signedIn(username: string): Promise<CookieAgent> {
   const { url } = await logInWithProvider(agent, a(), stack.provider.url, { username, password: `${username}123` })
   expect(url.href).toBe(`${a()}/`)
   return agent
+}
+
+const STORE_DOWN = 'Không đọc được kho token của phiên đăng nhập (Redis). Vui lòng thử lại sau giây lát.'
+const CLEARED_SESSION = 'svc_session=; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Path=/; HttpOnly; SameSite=Lax; Secure'
+const echoed = () => stack.echo.received!.length
+
+/** Runs `work` with the shared Redis turned into a read-only replica (as a failover may leave it): reads answer, writes fail. */
+async function withReadOnlyRedis<T>(work: () => Promise<T>): Promise<T> {
+  const redis = new Redis(stack.redis!.url)
+  try {
+    // A master nobody listens on: the replica never syncs, so it keeps its data and serves it stale.
+    await redis.replicaof('127.0.0.1', await freePort())
+    return await work()
+  }
+  finally {
+    await redis.replicaof('NO', 'ONE')
+    redis.disconnect()
+  }
+}
+
+/** The shared Redis's keys under a prefix (the gateways' token records, revocations). */
+async function countKeys(pattern: string): Promise<number> {
+  const redis = new Redis(stack.redis!.url)
+  try {
+    return (await redis.keys(pattern)).length
+  }
+  finally {
+    redis.disconnect()
+  }
 }
 
 describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
@@ -113,12 +143,78 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     expect((await sessionAt(agent, b()))?.id).toBe('u-admin')
   })
 
-  it('Redis down at a renewal: the current token serves while it lives, the user is not logged out', async () => {
+  it('a renewal the provider refuses with invalid_grant ends the session on both instances: revoked, its tokens dropped', async () => {
+    const agent = await signedIn('admin')
+    expect(await bearerAt(agent, b())).toBe(await bearerAt(agent, a()))
+    const [records, revocations] = [await countKeys('svc:oidc:tokens:*'), await countKeys('svc:rev:s:*')]
+    stack.provider.refuseTokenRequests(400, { error: 'invalid_grant', error_description: 'grant request is invalid' })
+    await sleep(3_300) // the renewal is due (on A); the token still lives
+    expect(await bearerAt(agent, a())).toBeUndefined()
+    expect(await sessionAt(agent, a())).toBeNull()
+    await expect.poll(() => sessionAt(agent, b()), { timeout: 5_000 }).toBeNull()
+    expect(await bearerAt(agent, b())).toBeUndefined()
+    expect(await countKeys('svc:oidc:tokens:*')).toBe(records - 1)
+    expect(await countKeys('svc:rev:s:*')).toBe(revocations + 1)
+  })
+
+  it('tokens the store did not take are no login: the browser gets no session', async () => {
+    const agent = cookieAgent()
+    const { url: callback } = await logInWithProvider(agent, a(), stack.provider.url, { until: at => at.pathname === '/auth/callback' })
+    const answer = await withReadOnlyRedis(() => agent.go(callback))
+    expect(answer.headers.get('location')).toBe('/auth/login?error=ssoFailed')
+    expect(answer.headers.getSetCookie().filter(line => line.startsWith('svc_session=')).at(-1)).toBe(CLEARED_SESSION)
+    expect(agent.jar.has('svc_session')).toBe(false)
+  })
+
+  it('Redis refusing writes at a renewal (no refresh lock): an expired access token is never sent on (503)', async () => {
+    const agent = await signedIn('viewer')
+    await bearerAt(agent, a())
+    await withReadOnlyRedis(async () => {
+      await sleep(4_500) // past the token's expiry
+      const before = echoed()
+      const answer = await agent.go(`${a()}/api/who`)
+      expect(answer.status).toBe(503)
+      expect(await answer.json()).toMatchObject({ statusCode: 503, statusMessage: STORE_DOWN })
+      expect(echoed()).toBe(before)
+    })
+  })
+
+  it('a back-channel logout whose handling failed (Redis refused) does not burn its jti: the provider\'s retry ends the sessions', async () => {
+    const agent = await signedIn('ops')
+    const token = await stack.provider.sign({ iss: stack.provider.url, aud: 'gateway', iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID(), sub: 'u-ops', events: { 'http://schemas.openid.net/event/backchannel-logout': {} } }, { key: 'current' })
+    const post = () => fetch(`${a()}/auth/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }) })
+    const redis = new Redis(stack.redis!.url)
+    // The jti is taken (SET), then the sessions of its sub cannot be read (SMEMBERS refused): the handling fails.
+    await redis.acl('SETUSER', 'default', '-smembers')
+    let failed: Response
+    try {
+      failed = await post()
+    }
+    finally {
+      await redis.acl('SETUSER', 'default', '+smembers')
+      redis.disconnect()
+    }
+    expect(failed.status).toBe(500)
+    expect((await sessionAt(agent, a()))?.id).toBe('u-ops')
+    const retried = await post()
+    expect(retried.status).toBe(200)
+    expect(await sessionAt(agent, a())).toBeNull()
+    await expect.poll(() => sessionAt(agent, b()), { timeout: 5_000 }).toBeNull()
+  })
+
+  it('Redis down at a renewal: the current token serves while it lives, the user is not logged out; an expired one is never sent on (503)', async () => {
     const agent = await signedIn('sale')
     const before = await bearerAt(agent, a())
     await stack.redis!.stop()
     await sleep(3_300) // the renewal is due; the token has about 0.7 s left
     expect(await bearerAt(agent, a())).toBe(before)
+    expect((await sessionAt(agent, a()))?.id).toBe('u-sale')
+    await sleep(1_500) // the token has expired
+    const sent = echoed()
+    const answer = await agent.go(`${a()}/api/who`)
+    expect(answer.status).toBe(503)
+    expect(await answer.json()).toMatchObject({ statusCode: 503, statusMessage: STORE_DOWN })
+    expect(echoed()).toBe(sent)
     expect((await sessionAt(agent, a()))?.id).toBe('u-sale')
   })
 })

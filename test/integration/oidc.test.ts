@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { startGateway } from '../support/gateway'
 import { cookieAgent, logInWithProvider, oidcEnv, submitForm, useOidcStack, type CookieAgent } from '../support/oidc'
+import { agedTrips, openTrips } from '../support/sealed'
 
 // The development provider's access tokens live 4 s: a test that waits sees a refresh (renewed 1 s before the end).
 const stack = useOidcStack({ provider: { accessTokenTtl: 4 } })
@@ -18,6 +19,13 @@ async function signedIn(username = 'admin', password = `${username}123`): Promis
 
 const sessionOf = async (agent: CookieAgent) => (await (await agent.go(`${gateway()}/auth/session`)).json()).user
 const bearerOf = async (agent: CookieAgent) => (await (await agent.go(`${gateway()}/api/who`)).json()).headers.authorization as string | undefined
+/** Stops a login at the gateway's callback (not fetched), to go there as the test decides. */
+const atCallback = (at: URL) => at.pathname === '/auth/callback'
+
+const now = () => Math.floor(Date.now() / 1000)
+const EVENTS = { 'http://schemas.openid.net/event/backchannel-logout': {} }
+/** POST /auth/backchannel-logout as the provider sends it. */
+const postLogoutToken = (token: string) => fetch(`${gateway()}/auth/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }) })
 
 describe('OpenID Connect: logging in through the provider (APP_AUTH_KIND=oidc)', () => {
   it('lands on the page it started from, with the user mapped from the claims and a small cookie', async () => {
@@ -49,6 +57,15 @@ describe('OpenID Connect: logging in through the provider (APP_AUTH_KIND=oidc)',
     expect(cookie).toMatch(/^__Host-svc_oidc=v1\./)
     for (const attribute of ['Max-Age=600', 'Path=/;', 'HttpOnly', 'SameSite=Lax', 'Secure']) expect(cookie).toContain(attribute)
     expect(cookie).not.toMatch(/Domain=/i)
+  })
+
+  it.each(['//evil.test/x', 'https://evil.test/x', '/\\evil.test/x', '/.//evil.test/x', '/%2e%2e//evil.test/x', 'javascript:alert(1)'])('lands on the home page, never off-site, after a login started with ?redirect=%s (the one redirect rule)', async (from) => {
+    const agent = cookieAgent()
+    // Stops at the first address that is neither the provider's nor one of the gateway's /auth/ routes: where it lands.
+    const landed = (at: URL) => at.origin !== provider() && !(at.origin === gateway() && at.pathname.startsWith('/auth/'))
+    const { url } = await logInWithProvider(agent, gateway(), provider(), { from, until: landed })
+    expect(url.href).toBe(`${gateway()}/`)
+    expect((await sessionOf(agent))?.id).toBe('u-admin')
   })
 
   it('keeps at most three trips under way in a browser: a flood of /auth/sso cannot grow its cookies', async () => {
@@ -174,6 +191,51 @@ describe('OpenID Connect: what the callback refuses (the login page says why; no
   })
 })
 
+describe('OpenID Connect: a trip is used once, and lives 10 minutes', () => {
+  const CLEARED_TRIP = '__Host-svc_oidc=; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Path=/; HttpOnly; SameSite=Lax; Secure'
+  const tripLine = (answer: Response) => answer.headers.getSetCookie().find(line => line.startsWith('__Host-svc_oidc='))
+  /** Token requests the provider has seen (codes exchanged or refused). */
+  const tokenRequests = () => stack.provider.counters.authorization_code + stack.provider.counters.grant_error
+
+  it('a successful callback clears its trip: replayed, it finds nothing to ask the provider about', async () => {
+    const agent = cookieAgent()
+    const { url: callback } = await logInWithProvider(agent, gateway(), provider(), { until: atCallback })
+    const done = await agent.go(callback)
+    expect(done.headers.get('location')).toBe('/')
+    expect(tripLine(done)).toBe(CLEARED_TRIP)
+    const asked = tokenRequests()
+    agent.jar.delete('svc_session')
+    expect((await agent.go(callback)).headers.get('location')).toBe('/auth/login?error=ssoExpired')
+    expect(tokenRequests()).toBe(asked)
+    expect(agent.jar.has('svc_session')).toBe(false)
+  })
+
+  it('a successful callback takes its own trip out of the cookie and leaves the browser\'s other trip', async () => {
+    const agent = cookieAgent()
+    const other = new URL((await agent.go(`${gateway()}/auth/sso?redirect=%2Fabout`)).headers.get('location')!).searchParams.get('state')
+    const { url: callback } = await logInWithProvider(agent, gateway(), provider(), { until: atCallback })
+    expect(openTrips(agent.jar.get('__Host-svc_oidc')!)).toHaveLength(2)
+    expect((await agent.go(callback)).headers.get('location')).toBe('/')
+    expect(openTrips(agent.jar.get('__Host-svc_oidc')!).map(trip => trip.state)).toEqual([other])
+    const asked = tokenRequests()
+    agent.jar.delete('svc_session')
+    expect((await agent.go(callback)).headers.get('location')).toBe('/auth/login?error=ssoExpired')
+    expect(tokenRequests()).toBe(asked)
+  })
+
+  // No test waits 10 minutes: the trip's cookie is opened, its start moved back and sealed again (test/support/sealed.ts).
+  it.each([
+    ['9 minutes', '/about', 9 * 60_000, true],
+    ['10 minutes and a second', '/auth/login?error=ssoExpired', 10 * 60_000 + 1_000, false],
+  ])('a trip started %s ago: the callback goes to %s', async (_age, location, ms, loggedIn) => {
+    const agent = cookieAgent()
+    const { url: callback } = await logInWithProvider(agent, gateway(), provider(), { from: '/about', until: atCallback })
+    agent.jar.set('__Host-svc_oidc', agedTrips(agent.jar.get('__Host-svc_oidc')!, ms))
+    expect((await agent.go(callback)).headers.get('location')).toBe(location)
+    expect(agent.jar.has('svc_session')).toBe(loggedIn)
+  })
+})
+
 describe('OpenID Connect: tokens', () => {
   it('renews the access token before it expires: the session survives while the user keeps working', async () => {
     const agent = await signedIn()
@@ -199,6 +261,31 @@ describe('OpenID Connect: tokens', () => {
     expect(new Set(bearers).size).toBe(1)
     expect(bearers[0]).toMatch(/^Bearer /)
     expect((await sessionOf(agent))?.id).toBe('u-sale')
+  })
+
+  it.each([
+    ['invalid_client (401)', 401, { error: 'invalid_client', error_description: 'client authentication failed' }],
+    ['a 503 with a JSON error', 503, { error: 'temporarily_unavailable', error_description: 'try again later' }],
+  ])('a renewal refused with %s keeps the session: the current token while it lives, then 502, then a renewal', async (_name, status, body) => {
+    const agent = await signedIn('ops')
+    const first = await bearerOf(agent)
+    const refreshes = stack.provider.counters.refresh_token
+    stack.provider.refuseTokenRequests(status, body, Infinity)
+    await sleep(3_300) // the renewal is due; the token has about 0.7 s left
+    expect(await bearerOf(agent)).toBe(first)
+    expect((await sessionOf(agent))?.id).toBe('u-ops')
+    await sleep(1_500) // the token has expired; the provider still refuses
+    const expired = await agent.go(`${gateway()}/api/who`)
+    expect(expired.status).toBe(502)
+    expect(await expired.json()).toMatchObject({ statusCode: 502, statusMessage: 'Không kết nối được IAM.' })
+    expect((await sessionOf(agent))?.id).toBe('u-ops')
+    // The provider answers again: the same refresh token (never used) renews the session.
+    stack.provider.refuseTokenRequests()
+    expect(stack.provider.counters.refresh_token).toBe(refreshes)
+    const renewed = await bearerOf(agent)
+    expect(renewed).toMatch(/^Bearer /)
+    expect(renewed).not.toBe(first)
+    expect((await sessionOf(agent))?.id).toBe('u-ops')
   })
 
   it('keeps no token where a browser could read it: cookie, session answer, page', async () => {
@@ -232,6 +319,22 @@ describe('OpenID Connect: logout', () => {
     expect(await again.response.text()).toContain('name="password"')
   })
 
+  it('a back-channel logout ends the sessions its sid finds only when its sub is theirs', async () => {
+    let providerSid: unknown
+    stack.provider.tamperNextTokenResponse((body: { id_token: string }, tools: { decode: (token: string) => Record<string, unknown> }) => {
+      providerSid = tools.decode(body.id_token).sid
+      return body
+    })
+    const agent = await signedIn('sale')
+    expect(providerSid).toEqual(expect.any(String))
+    const logoutToken = (sub: string) => stack.provider.sign({ iss: provider(), aud: 'gateway', iat: now(), jti: crypto.randomUUID(), sid: providerSid, sub, events: EVENTS }, { key: 'current' })
+    expect((await postLogoutToken(await logoutToken('u-admin'))).status).toBe(200)
+    expect((await sessionOf(agent))?.id).toBe('u-sale')
+    expect(await bearerOf(agent)).toMatch(/^Bearer /)
+    expect((await postLogoutToken(await logoutToken('u-sale'))).status).toBe(200)
+    expect(await sessionOf(agent)).toBeNull()
+  })
+
   it('a back-channel logout from the provider ends the session', async () => {
     const agent = await signedIn('viewer', 'viewer123')
     const sent = await stack.provider.backchannelLogout({ sub: 'u-viewer' })
@@ -242,10 +345,8 @@ describe('OpenID Connect: logout', () => {
 })
 
 describe('OpenID Connect: POST /auth/backchannel-logout refuses a logout token that does not check out (400)', () => {
-  const now = () => Math.floor(Date.now() / 1000)
-  const EVENTS = { 'http://schemas.openid.net/event/backchannel-logout': {} }
   const valid = () => ({ iss: provider(), aud: 'gateway', iat: now(), jti: crypto.randomUUID(), sub: 'u-ops', events: EVENTS })
-  const post = (token: string) => fetch(`${gateway()}/auth/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }) })
+  const post = postLogoutToken
 
   it.each([
     ['with a nonce', { nonce: 'n' }, 'current'],
@@ -287,6 +388,8 @@ describe('OpenID Connect: the provider\'s discovery', () => {
       expect(await ready.json()).toMatchObject({ status: 'starting', checks: { oidc: 'down' } })
       const early = await fetch(`${late.url}/auth/sso?redirect=%2Forders`, { redirect: 'manual' })
       expect(early.headers.get('location')).toBe('/auth/login?error=ssoUnavailable&redirect=%2Forders')
+      const hostile = await fetch(`${late.url}/auth/sso?redirect=%2F%2Fevil.test%2Fx`, { redirect: 'manual' })
+      expect(hostile.headers.get('location')).toBe('/auth/login?error=ssoUnavailable&redirect=%2F')
     }
     finally {
       await late.stop()

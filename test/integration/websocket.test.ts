@@ -78,7 +78,8 @@ describe('the tunnel', () => {
   it('refuses a cross-site Origin with 403 before the backend; a listed origin and no Origin pass', async () => {
     const cookie = await login()
     const before = stack.ws.handshakes.length
-    for (const origin of ['https://evil.example', 'null', `http://localhost:${stack.gateway.port}`]) {
+    // APP_TRUSTED_ORIGINS lists whole origins: https://partner.example.evil.test is another site.
+    for (const origin of ['https://evil.example', 'null', `http://localhost:${stack.gateway.port}`, 'https://partner.example.evil.test', 'https://partner.example:8443']) {
       const error = await refusal(open(wsUrl(stack.gateway, '/api/live/echo'), { cookie, origin }))
       expect(error.status).toBe(403)
       expect(JSON.parse(error.body)).toEqual({ statusCode: 403, statusMessage: 'Yêu cầu khác nguồn gốc bị từ chối.', message: 'Yêu cầu khác nguồn gốc bị từ chối.' })
