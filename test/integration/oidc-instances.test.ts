@@ -1,7 +1,9 @@
+import type { Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../support/gateway'
 import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
+import { readByPeer } from '../support/tcp'
 
 // Two gateway instances sharing a Redis, the development provider with 4-second access tokens and rotating refresh
 // tokens (a refresh token used twice revokes the whole grant there).
@@ -36,6 +38,10 @@ async function withReadOnlyRedis<T>(work: () => Promise<T>): Promise<T> {
     redis.disconnect()
   }
 }
+
+/** A logout token of the provider for a subject (a new jti each time). */
+const logoutToken = (sub: string) => stack.provider.sign({ iss: stack.provider.url, aud: 'gateway', iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID(), sub, events: { 'http://schemas.openid.net/event/backchannel-logout': {} } }, { key: 'current' })
+const postLogoutToken = (gateway: string, token: string) => fetch(`${gateway}/auth/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }) })
 
 /** The shared Redis's keys under a prefix (the gateways' token records, revocations). */
 async function countKeys(pattern: string): Promise<number> {
@@ -148,8 +154,13 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     expect(await bearerAt(agent, b())).toBe(await bearerAt(agent, a()))
     const [records, revocations] = [await countKeys('svc:oidc:tokens:*'), await countKeys('svc:rev:s:*')]
     stack.provider.refuseTokenRequests(400, { error: 'invalid_grant', error_description: 'grant request is invalid' })
-    await sleep(3_300) // the renewal is due (on A); the token still lives
-    expect(await bearerAt(agent, a())).toBeUndefined()
+    try {
+      await sleep(3_300) // the renewal is due (on A); the token still lives
+      expect(await bearerAt(agent, a())).toBeUndefined()
+    }
+    finally {
+      stack.provider.refuseTokenRequests()
+    }
     expect(await sessionAt(agent, a())).toBeNull()
     await expect.poll(() => sessionAt(agent, b()), { timeout: 5_000 }).toBeNull()
     expect(await bearerAt(agent, b())).toBeUndefined()
@@ -181,8 +192,8 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
 
   it('a back-channel logout whose handling failed (Redis refused) does not burn its jti: the provider\'s retry ends the sessions', async () => {
     const agent = await signedIn('ops')
-    const token = await stack.provider.sign({ iss: stack.provider.url, aud: 'gateway', iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID(), sub: 'u-ops', events: { 'http://schemas.openid.net/event/backchannel-logout': {} } }, { key: 'current' })
-    const post = () => fetch(`${a()}/auth/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }) })
+    const token = await logoutToken('u-ops')
+    const post = () => postLogoutToken(a(), token)
     const redis = new Redis(stack.redis!.url)
     // The jti is taken (SET), then the sessions of its sub cannot be read (SMEMBERS refused): the handling fails.
     await redis.acl('SETUSER', 'default', '-smembers')
@@ -198,6 +209,25 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     expect((await sessionAt(agent, a()))?.id).toBe('u-ops')
     const retried = await post()
     expect(retried.status).toBe(200)
+    expect(await sessionAt(agent, a())).toBeNull()
+    await expect.poll(() => sessionAt(agent, b()), { timeout: 5_000 }).toBeNull()
+  })
+
+  it('a back-channel logout whose jti Redis took too late (no answer within the budget) can be sent again: the retry ends the sessions', async () => {
+    const agent = await signedIn('sale')
+    const token = await logoutToken('u-sale')
+    const redis = new Redis(stack.redis!.url)
+    await redis.ping()
+    // Redis stalls 3 s (it has read the command before the logout is posted): the gateway's SET of the jti waits behind
+    // it, past the gateway's 500 ms budget, and is carried out late all the same.
+    const stalled = redis.call('DEBUG', 'SLEEP', '3')
+    await readByPeer((redis as unknown as { stream: Socket }).stream)
+    const failed = await postLogoutToken(a(), token)
+    await stalled
+    redis.disconnect()
+    expect(failed.status).toBe(500)
+    expect((await sessionAt(agent, a()))?.id).toBe('u-sale')
+    expect((await postLogoutToken(a(), token)).status).toBe(200)
     expect(await sessionAt(agent, a())).toBeNull()
     await expect.poll(() => sessionAt(agent, b()), { timeout: 5_000 }).toBeNull()
   })

@@ -60,10 +60,18 @@ export async function verifyLogoutToken(token: string): Promise<JWTPayload & { s
 export async function backchannelLogout(token: string): Promise<number> {
   const claims = await verifyLogoutToken(token)
   const store = await useTokenStore()
-  // A replayed token changes nothing, but says so.
-  if (!(await store.firstUse(claims.jti!, (claims.iat! + MAX_AGE_SECONDS + CLOCK_TOLERANCE_SECONDS) * 1000))) {
-    throw new RequestError(400, MESSAGES.logoutTokenInvalid)
+  let first: boolean
+  try {
+    first = await store.firstUse(claims.jti!, (claims.iat! + MAX_AGE_SECONDS + CLOCK_TOLERANCE_SECONDS) * 1000)
   }
+  catch (error) {
+    // No answer in time: Redis may still take the jti, late. It is given back (sent after it on the same connection),
+    // so that the provider's retry is not taken for a replay.
+    await store.forgetUse(claims.jti!).catch(() => undefined)
+    throw error
+  }
+  // A replayed token changes nothing, but says so.
+  if (!first) throw new RequestError(400, MESSAGES.logoutTokenInvalid)
   let ended = 0
   try {
     const sids = claims.sid ? await store.sessionsOf({ providerSid: claims.sid }) : await store.sessionsOf({ sub: claims.sub! })
