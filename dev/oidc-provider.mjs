@@ -200,7 +200,7 @@ export async function startDevOidcProvider(options = {}) {
   let keys = [signingKey()]
   /** @type {ProviderEvent[]} */
   const events = []
-  const counters = { authorization_code: 0, refresh_token: 0, grant_error: 0, refresh_token_reuse: 0, end_session: 0, backchannel_success: 0, backchannel_error: 0, logins: 0, login_failures: 0 }
+  const counters = { authorization_code: 0, refresh_token: 0, grant_error: 0, refresh_token_reuse: 0, end_session: 0, backchannel_success: 0, backchannel_error: 0, logins: 0, login_failures: 0, revocation: 0 }
   const record = (event) => {
     events.push({ at: Date.now(), ...event })
     if (events.length > 1000) events.shift()
@@ -326,6 +326,8 @@ export async function startDevOidcProvider(options = {}) {
         return
       }
       await next()
+      // oidc-provider emits no event for a revocation that succeeded: counted here.
+      if (ctx.method === 'POST' && ctx.path === '/token/revocation' && ctx.status === 200) counters.revocation++
       if (tamper && ctx.method === 'POST' && ctx.path === '/token' && ctx.status === 200) {
         const change = tamper
         tamper = undefined

@@ -88,6 +88,18 @@ describe('GET /auth/verify', () => {
     expect((await verify(stack.gateway, '', { ...navigation, 'x-forwarded-uri': 'https://evil.example/x' })).headers.location).toBe('/auth/login?redirect=%2F')
   })
 
+  it('refuses a session whose IAM token has expired (401), as the proxy sends it no token', async () => {
+    const cookie = await loginCookie(stack.gateway, 'short-lived', 'short123')
+    expect((await verify(stack.gateway, '', { cookie })).status).toBe(200)
+    // Wait for the condition: the session's end that the gateway itself reports has passed.
+    const { expiresAt } = JSON.parse((await rawRequest(`${stack.gateway.url}/auth/session`, { headers: { cookie } })).body) as { expiresAt: number }
+    await new Promise(resolve => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 20))
+    const answer = await verify(stack.gateway, '', { cookie })
+    expect(answer.status).toBe(401)
+    expect(JSON.parse(answer.body)).toMatchObject(NO_SESSION)
+    expect(answer.headers['x-auth-request-user']).toBeUndefined()
+  })
+
   it('believes X-Forwarded-* only from a trusted proxy: from any other peer a navigation is 401', async () => {
     const untrusted = await stack.gatewayWith({ APP_TRUST_PROXY: '10.0.0.0/8' })
     const answer = await verify(untrusted, '', navigation)
@@ -123,8 +135,9 @@ describe('GET /auth/verify', () => {
   })
 
   it('never lets a client\'s X-Auth-Request-* or X-Forwarded-Uri reach an /api backend', async () => {
-    const seen = JSON.parse((await rawRequest(`${stack.gateway.url}/api/who`, { headers: { 'cookie': admin, 'x-auth-request-user': 'boss@example.vn', 'x-auth-request-roles': 'admin', 'x-forwarded-uri': '/x' } })).body).headers
-    expect(Object.keys(seen).filter(name => name.startsWith('x-auth-request') || name === 'x-forwarded-uri')).toEqual([])
+    const spoofed = { 'x-auth-request-user': 'boss@example.vn', 'x-auth-request-user-id': 'u-boss', 'x-auth-request-email': 'boss@example.vn', 'x-auth-request-roles': 'admin', 'x-forwarded-uri': '/x', 'x-forwarded-method': 'GET' }
+    const seen = JSON.parse((await rawRequest(`${stack.gateway.url}/api/who`, { headers: { cookie: admin, ...spoofed } })).body).headers
+    expect(Object.keys(seen).filter(name => name.startsWith('x-auth-request') || name === 'x-forwarded-uri' || name === 'x-forwarded-method')).toEqual([])
   })
 
   it('refuses the session at once after its logout, and logs and counts each check as group verify', async () => {

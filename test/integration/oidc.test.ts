@@ -271,16 +271,20 @@ describe('OpenID Connect: tokens', () => {
     const first = await bearerOf(agent)
     const refreshes = stack.provider.counters.refresh_token
     stack.provider.refuseTokenRequests(status, body, Infinity)
-    await sleep(3_300) // the renewal is due; the token has about 0.7 s left
-    expect(await bearerOf(agent)).toBe(first)
-    expect((await sessionOf(agent))?.id).toBe('u-ops')
-    await sleep(1_500) // the token has expired; the provider still refuses
-    const expired = await agent.go(`${gateway()}/api/who`)
-    expect(expired.status).toBe(502)
-    expect(await expired.json()).toMatchObject({ statusCode: 502, statusMessage: 'Không kết nối được IAM.' })
-    expect((await sessionOf(agent))?.id).toBe('u-ops')
-    // The provider answers again: the same refresh token (never used) renews the session.
-    stack.provider.refuseTokenRequests()
+    try {
+      await sleep(3_300) // the renewal is due; the token has about 0.7 s left
+      expect(await bearerOf(agent)).toBe(first)
+      expect((await sessionOf(agent))?.id).toBe('u-ops')
+      await sleep(1_500) // the token has expired; the provider still refuses
+      const expired = await agent.go(`${gateway()}/api/who`)
+      expect(expired.status).toBe(502)
+      expect(await expired.json()).toMatchObject({ statusCode: 502, statusMessage: 'Không kết nối được IAM.' })
+      expect((await sessionOf(agent))?.id).toBe('u-ops')
+    }
+    finally {
+      stack.provider.refuseTokenRequests() // the provider answers again (for the other tests too)
+    }
+    // The same refresh token (never used) renews the session.
     expect(stack.provider.counters.refresh_token).toBe(refreshes)
     const renewed = await bearerOf(agent)
     expect(renewed).toMatch(/^Bearer /)
@@ -317,6 +321,26 @@ describe('OpenID Connect: logout', () => {
     const again = await agent.follow(`${gateway()}/auth/sso`, {}, at => at.origin === gateway())
     expect(again.url.origin).toBe(provider())
     expect(await again.response.text()).toContain('name="password"')
+  })
+
+  it('revokes the refresh token at the provider even when the browser never reaches the provider\'s logout', async () => {
+    let refreshToken: unknown
+    stack.provider.tamperNextTokenResponse((body: { refresh_token: string }) => {
+      refreshToken = body.refresh_token
+      return body
+    })
+    const agent = await signedIn()
+    expect(refreshToken).toEqual(expect.any(String))
+    const revoked = stack.provider.counters.revocation
+    expect((await agent.go(`${gateway()}/auth/logout`)).status).toBe(302) // the provider's logout is not followed
+    await expect.poll(() => stack.provider.counters.revocation).toBe(revoked + 1)
+    const refresh = await fetch(`${provider()}/token`, {
+      method: 'POST',
+      headers: { 'authorization': `Basic ${Buffer.from('gateway:gateway-secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken as string }),
+    })
+    expect(refresh.status).toBe(400)
+    expect(await refresh.json()).toMatchObject({ error: 'invalid_grant' })
   })
 
   it('a back-channel logout ends the sessions its sid finds only when its sub is theirs', async () => {

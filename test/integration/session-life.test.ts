@@ -38,6 +38,16 @@ describe('logout ends the session, not only the browser\'s copy', () => {
     expect((await session(gateway, other)).user?.id).toBe('u-sale')
   })
 
+  it('revokes every session the Cookie header holds: a planted second value does not keep the real one alive', async () => {
+    const gateway = await stack.gatewayWith()
+    const [mine, planted] = [await login(gateway, 'sale', 'sale123'), await login(gateway, 'viewer', 'viewer123')]
+    expect((await logout(gateway, `${planted}; ${mine}`)).status).toBe(302)
+    for (const cookie of [mine, planted]) {
+      expect(await session(gateway, cookie)).toEqual({ user: null, expiresAt: null })
+      expect(await backendAuthorization(gateway, cookie)).toBeUndefined()
+    }
+  })
+
   it('tells the IAM once, with the raw token, and a stalled IAM does not hold the logout', async () => {
     // A 2 s IAM limit (the shipped 10 s is checked in test/unit/config.test.ts): longer than the logout may take.
     const gateway = await stack.gatewayWith({ APP_AUTH_ENDPOINTS_LOGOUT: '/auth/auth/logout', APP_AUTH_TIMEOUT: '2' })

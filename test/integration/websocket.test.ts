@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import type { IncomingMessage } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
 import { Writable } from 'node:stream'
@@ -90,6 +91,17 @@ describe('the tunnel', () => {
       ws.terminate()
     }
     expect(stack.ws.handshakes.length).toBe(before + 2)
+  })
+
+  it('never lets the backend set the gateway\'s session cookie, in its 101 or in a refusal; its own cookies pass', async () => {
+    const cookie = await login()
+    const ws = new WebSocket(wsUrl(stack.gateway, '/api/live/cookies'), { headers: { cookie } })
+    const [response] = await once(ws, 'upgrade') as [IncomingMessage]
+    expect(response.headers['set-cookie']).toEqual(['app=1; Path=/'])
+    ws.terminate()
+    const error = await refusal(open(wsUrl(stack.gateway, '/api/live/refuse'), { cookie }))
+    expect(error.status).toBe(401)
+    expect(error.headers['set-cookie']).toEqual(['app=1; Path=/'])
   })
 
   it('passes the backend\'s refusal on as it is (401 with its body)', async () => {

@@ -12,7 +12,9 @@ export interface Handshake {
 
 /**
  * A WebSocket backend (the `ws` package) for the tunnel tests. Every handshake is recorded. Paths:
- * `/echo` echoes every message; `/refuse` answers the handshake 401 with a JSON body; `/flood?bytes=N` sends N pattern
+ * `/echo` echoes every message; `/refuse` answers the handshake 401 with a JSON body (and tries to set the gateway's
+ * session cookie); `/cookies` echoes like `/echo` and its 101 tries to set the gateway's session cookie beside one of
+ * its own (`app=1`); `/flood?bytes=N` sends N pattern
  * bytes as 64 KiB binary messages, waiting for each to be handed to the socket, then closes; `/sink` reads what it is
  * sent slowly (2 ms a message) and records its length and SHA-256 in `sinks` when the client closes; `/hang` never
  * answers; `/quiet` answers 101 and then neither sends nor closes anything, even once the gateway has ended its side
@@ -25,6 +27,9 @@ export async function startWsBackend() {
   const sinks: { bytes: number, sha256: string }[] = []
   const quiet: Socket[] = []
   const wss = new WebSocketServer({ noServer: true })
+  wss.on('headers', (headers, req) => {
+    if (req.url?.endsWith('/cookies')) headers.push('Set-Cookie: svc_session=forged; Path=/', 'Set-Cookie: app=1; Path=/')
+  })
   const server: Server = createServer((req, res) => {
     if (!req.url?.endsWith('/upload')) return void res.writeHead(404).end()
     const received = digest()
@@ -49,7 +54,7 @@ export async function startWsBackend() {
     }
     if (url.pathname.endsWith('/refuse')) {
       const body = JSON.stringify({ message: 'Chưa đăng nhập.' })
-      socket.end(`HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+      socket.end(`HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nset-cookie: svc_session=forged; Path=/\r\nset-cookie: app=1; Path=/\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
       return
     }
     wss.handleUpgrade(req, socket, head, (ws) => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { AUTH_REQUEST_HEADERS } from '../../server/core/forward-auth'
 import { acceptedRequestId, backendRequestHeaders, backendUpgradeHeaders, browserResponseHeaders, clientInfo } from '../../server/core/forwarding'
 
 const context = { targetHost: 'backend:9000', forwardedFor: '10.0.0.9', clientIp: '10.0.0.9', proto: 'https', host: 'gw.example', requestId: 'rid-1' }
@@ -48,6 +49,13 @@ describe('backendRequestHeaders', () => {
     const headers = backendRequestHeaders(spoofed, context)
     for (const name of Object.keys(spoofed)) if (name !== 'x-real-ip') expect(headers[name]).toBeUndefined()
     expect(headers['x-real-ip']).toBe('10.0.0.9')
+  })
+  it('drops every header /auth/verify tells a service behind forward auth, and X-Forwarded-Uri/-Method', () => {
+    const spoofed = Object.fromEntries([...AUTH_REQUEST_HEADERS, 'x-forwarded-uri', 'x-forwarded-method'].map(name => [name, 'spoofed']))
+    expect(Object.keys(spoofed)).toHaveLength(6)
+    const headers = backendRequestHeaders(spoofed, context)
+    for (const name of Object.keys(spoofed)) expect(headers[name], name).toBeUndefined()
+    for (const name of Object.keys(spoofed)) expect(backendUpgradeHeaders(spoofed, context)[name], name).toBeUndefined()
   })
   it('sets Bearer <token> only when a live token is given', () => {
     expect(backendRequestHeaders({}, { ...context, accessToken: 'abc' }).authorization).toBe('Bearer abc')
