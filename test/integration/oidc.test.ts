@@ -266,6 +266,8 @@ describe('OpenID Connect: tokens', () => {
   it.each([
     ['invalid_client (401)', 401, { error: 'invalid_client', error_description: 'client authentication failed' }],
     ['a 503 with a JSON error', 503, { error: 'temporarily_unavailable', error_description: 'try again later' }],
+    // A server error is no refusal of the grant, whatever its body says.
+    ['a 500 whose JSON says invalid_grant', 500, { error: 'invalid_grant', error_description: 'server error' }],
   ])('a renewal refused with %s keeps the session: the current token while it lives, then 502, then a renewal', async (_name, status, body) => {
     const agent = await signedIn('ops')
     const first = await bearerOf(agent)
