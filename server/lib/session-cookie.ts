@@ -40,11 +40,17 @@ export function hasPlantedSession(event: H3Event): boolean {
   return cookieValues(event.node.req.headers.cookie, SESSION_COOKIE).length > 1
 }
 
+/** A new session, sealed: its payload (`sid`, `iat`) and the Set-Cookie value that carries it. */
+export interface SealedSession {
+  payload: SessionPayload
+  setCookie: string
+}
+
 /**
- * Seals a new session into svc_session (and returns it: its `sid` and `iat`). Over the 4 KB budget the stored user
- * drops permissions, then roles; still over: 500, never a cookie the browser would drop silently.
+ * Seals a new session for svc_session, without sending it. Over the 4 KB budget the stored user drops permissions,
+ * then roles; still over: 500, never a cookie the browser would drop silently.
  */
-export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): SessionPayload {
+export function sealGatewaySession(session: { user: AuthUser, accessToken?: string, expiresAt?: number }): SealedSession {
   const { seals } = useGatewayConfig()
   const payload: SessionPayload = { ...session, iat: Date.now(), sid: newSessionId() }
   const fit = fitSessionToBudget(payload, candidate =>
@@ -56,8 +62,14 @@ export function writeGatewaySession(event: H3Event, session: { user: AuthUser, a
   if (fit.trimmed !== 'none') {
     useLogger().warn(`cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ IAM).`)
   }
-  appendResponseHeader(event, 'set-cookie', fit.setCookie)
-  return payload
+  return { payload, setCookie: fit.setCookie }
+}
+
+/** Seals a new session into svc_session (see sealGatewaySession) and sends it; returns its payload. */
+export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): SessionPayload {
+  const sealed = sealGatewaySession(session)
+  appendResponseHeader(event, 'set-cookie', sealed.setCookie)
+  return sealed.payload
 }
 
 /** Removes svc_session from the browser. */

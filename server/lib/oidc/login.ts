@@ -9,7 +9,7 @@ import { useGatewayConfig } from '../gateway-config'
 import { GatewayError, MESSAGES } from '../gateway-error'
 import { useLogger } from '../logger'
 import { requestScope, unscopedClient } from '../request-gate'
-import { clearGatewaySession, writeGatewaySession } from '../session-cookie'
+import { clearGatewaySession, sealGatewaySession } from '../session-cookie'
 import { oidcSettings, rediscoverOidc, useOidcClient } from './provider'
 import { expiryOf, keepTokens } from './tokens'
 
@@ -202,7 +202,8 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
   }
   if (!user.id) user.id = claims.sub
   const now = Date.now()
-  const session = writeGatewaySession(event, { user })
+  // Sealed now, sent only once its tokens are kept: a session without them never leaves the gateway.
+  const { payload: session, setCookie } = sealGatewaySession({ user })
   const kept = keepTokens({
     sid: session.sid,
     iat: session.iat,
@@ -217,11 +218,12 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
     obtainedAt: now,
     generation: 0,
   })
-  // Without its tokens (Redis did not take them) the session is none: its cookie goes as it came.
+  // Without its tokens (Redis did not take them) there is no session: the browser's svc_session is cleared.
   await kept.catch((error: Error) => {
     clearGatewaySession(event)
     throw new ProviderLoginError('ssoFailed', flow.redirect, `tokens not kept: ${error.message}`)
   })
+  event.node.res.appendHeader('set-cookie', setCookie)
   audit(event, 'login.success', { username: user.email || user.id, userId: user.id, provider: oidcSettings().issuer })
   return flow.redirect
 }
