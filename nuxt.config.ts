@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { gatewayRouteTable } from './server/core/route-table'
-import { GATEWAY_DEFAULTS } from './server/core/defaults'
-import { presetRefusal } from './server/core/server-preset'
+import { gatewayRouteTable } from './server/core/http/route-table'
+import { GATEWAY_DEFAULTS } from './server/core/config/defaults'
+import { presetRefusal } from './server/core/config/server-preset'
 import gatewayPreset from './server/preset'
 
 const LAYER_DIR = dirname(fileURLToPath(import.meta.url))
@@ -11,7 +11,7 @@ const PROXY_ROUTE_FILE = join(LAYER_DIR, 'server/routes/api/[...path].ts')
 
 /**
  * svc-auth-gateway: a Nuxt layer. Every key under runtimeConfig.svcGateway is overridden at start by its APP_*
- * variable (auth.baseURL <- APP_AUTH_BASE_URL), read by the gateway itself (server/core/config.ts: overlayEnv): the
+ * variable (auth.baseURL <- APP_AUTH_BASE_URL), read by the gateway itself (server/core/config/config.ts: overlayEnv): the
  * app's own settings, its NUXT_* variables included, are left as they are. Values are coerced and checked there too.
  */
 export default defineNuxtConfig({
@@ -38,7 +38,7 @@ declare module 'vue' {
     },
   ],
   runtimeConfig: {
-    // Every default is written once, in server/core/defaults.ts.
+    // Every default is written once, in server/core/config/defaults.ts.
     svcGateway: GATEWAY_DEFAULTS,
   },
   compatibilityDate: '2026-01-01',
@@ -57,14 +57,14 @@ declare module 'vue' {
         nitroConfig.preset = join(LAYER_DIR, 'server/preset.ts')
       }
     },
-    // The request gate (server/lib/request-gate.ts) decides as Nitro's router does, so it needs every route,
+    // The request gate (server/gate/gate.ts) decides as Nitro's router does, so it needs every route,
     // known at build time: the gateway's /api/** catch-all marked as the proxy.
     'nitro:init'(nitro) {
       if (!nitro.options.dev && nitro.options.preset !== 'nitro-prerender') {
         const refusal = presetRefusal(nitro.options.preset, nitro.options.entry, gatewayPreset.entry)
         if (refusal) throw new Error(refusal)
       }
-      // The app's route rules that set headers: the proxy gives them to the answers of /api/** (server/lib/api-proxy.ts).
+      // The app's route rules that set headers: the proxy gives them to the answers of /api/** (server/proxy/api-proxy.ts).
       nitro.options.virtual['#svc-gateway/route-headers'] = () => {
         const rules = Object.entries(nitro.options.routeRules)
           .filter(([, rule]) => rule.headers && Object.keys(rule.headers).length)

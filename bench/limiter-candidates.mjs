@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * `node bench/limiter-candidates.mjs`: can rate-limiter-flexible (RLF) replace the gateway's login limits
- * (server/core/rate-limit.ts MemoryRateLimitStore, server/lib/redis-rate-limit.ts RedisRateLimitStore)? Measures the
+ * (server/core/limits/rate-limit.ts MemoryRateLimitStore, server/stores/redis-rate-limit.ts RedisRateLimitStore)? Measures the
  * five guarantees the tests define, for RLF used the documented ways and for our stores, and prints one table.
  *
  * G1 memory bound under a flood of distinct keys   G2 blocking counters survive the flood
@@ -130,9 +130,9 @@ await build({
   stdin: {
     contents: [
       'export { MemoryRateLimitStore, limitKey, retryAfterSeconds } from "./server/core/rate-limit"',
-      'export { RedisRateLimitStore } from "./server/lib/redis-rate-limit"',
-      'export { connectRedis } from "./server/lib/redis"',
-      'export { setLogger } from "./server/lib/logger"',
+      'export { RedisRateLimitStore } from "./server/stores/redis-rate-limit"',
+      'export { connectRedis } from "./server/stores/redis"',
+      'export { setLogger } from "./server/ops/logger"',
       'export { Redis } from "ioredis"',
     ].join('\n'),
     resolveDir: root, loader: 'ts',

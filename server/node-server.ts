@@ -4,7 +4,7 @@
  * time limits, each request goes through the gate to the streaming proxy or to Nitro, WebSocket handshakes are taken,
  * the server listens on Nitro's variables (NITRO_PORT/PORT, NITRO_HOST/HOST, NITRO_UNIX_SOCKET, NITRO_SSL_CERT and
  * NITRO_SSL_KEY), and SIGTERM or SIGINT drains it. Under `nuxt dev` Nitro's development server stands in for this file
- * (server/dev/gate.ts, lib/dev-tunnel.ts).
+ * (server/dev/gate.ts, proxy/dev-tunnel.ts).
  */
 import '#nitro-internal-pollyfills'
 import { Server as HttpServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http'
@@ -14,16 +14,16 @@ import wsAdapter from 'crossws/adapters/node'
 import { toNodeListener } from 'h3'
 import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
 import { startScheduleRunner } from 'nitropack/runtime/internal'
-import { proxyApiRequest } from './lib/api-proxy'
-import { useGatewayConfig } from './lib/gateway-config'
-import { sendGatewayError, toGatewayError } from './lib/gateway-error'
-import { flushLogs, useLogger } from './lib/logger'
-import { gateRequest } from './lib/request-gate'
-import { journalPendingRevocations } from './lib/revocations'
-import { useRouteDecider } from './lib/route-decider'
-import { beginDrain, isShuttingDown, workInFlight } from './lib/shutdown'
-import { startStores } from './lib/stores'
-import { handleUpgrade, refusedAppHandshake, tunnelsUpgrade } from './lib/ws-tunnel'
+import { proxyApiRequest } from './proxy/api-proxy'
+import { useGatewayConfig } from './ops/config'
+import { sendGatewayError, toGatewayError } from './http/errors'
+import { flushLogs, useLogger } from './ops/logger'
+import { gateRequest } from './gate/gate'
+import { journalPendingRevocations } from './session/revocations'
+import { useRouteDecider } from './http/route-decider'
+import { beginDrain, isShuttingDown, workInFlight } from './ops/drain'
+import { startStores } from './gate/stores'
+import { handleUpgrade, refusedAppHandshake, tunnelsUpgrade } from './proxy/ws-tunnel'
 
 /** Request headers must arrive within this time. */
 const HEADERS_TIMEOUT_MS = 60_000
@@ -37,7 +37,7 @@ const log = useLogger()
 
 /**
  * No total-time cap on a request, so an upload through /api runs as long as bytes move (Node's default cuts it at
- * 300 s), and 60 s for the headers. /auth bodies have their own limit (APP_AUTH_BODY_TIMEOUT, lib/json-body.ts).
+ * 300 s), and 60 s for the headers. /auth bodies have their own limit (APP_AUTH_BODY_TIMEOUT, http/json-body.ts).
  * An idle keep-alive connection is kept APP_KEEP_ALIVE_TIMEOUT seconds (65), not Node's 5: a proxy in front that
  * reuses its idle connections for 60 s would otherwise send requests on connections the gateway is closing
  * (docs/operations.md, Keep-alive).
@@ -65,7 +65,7 @@ const server = cert && key ? new HttpsServer({ ...options, cert, key }, serve) :
 const { requestTimeout, headersTimeout, keepAliveTimeout } = server
 log.info({ type: 'server', requestTimeout, headersTimeout, keepAliveTimeout }, 'giới hạn thời gian của máy chủ HTTP (ms, 0: không giới hạn)')
 
-// WebSocket handshakes: under /api/** the tunnel to the backend (lib/ws-tunnel.ts); elsewhere the app's own
+// WebSocket handshakes: under /api/** the tunnel to the backend (proxy/ws-tunnel.ts); elsewhere the app's own
 // WebSocket routes when it turned Nitro's WebSocket support on, else the contract's 404.
 const decide = useRouteDecider()
 const appWebSockets = import.meta._websocket ? wsAdapter(nitroApp.h3App.websocket) : undefined

@@ -19,7 +19,7 @@ const EXPECTED = new Map(SIZES.map(size => [size, patternSha256(size)]))
 /**
  * The accounts the load logs in as, one after another: the development IAM's viewer, many times over. Many, so that
  * no user reaches the hundred logouts past which the gateway folds a user's revoked sessions into one revocation of
- * all their older sessions (server/core/revocations.ts): that would end the live sessions of the same user too.
+ * all their older sessions (server/core/session/revocations.ts): that would end the live sessions of the same user too.
  */
 export const SOAK_ACCOUNTS = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`soak-${i + 1}`, { ...USERS.viewer, password: 'soak123' }]))
 const ACCOUNT_NAMES = Object.keys(SOAK_ACCOUNTS)
@@ -196,7 +196,7 @@ export function startLoad({ instances, origin, mode, users = 8, streamers = 2, t
 
   /**
    * Warm-up: `count` sessions logged in and opened once on every instance (a proxied GET each, `parallel` at a time),
-   * so that each gateway's bounded session cache (server/core/session-cache.ts) is full before minute 2, as it stays:
+   * so that each gateway's bounded session cache (server/core/session/session-cache.ts) is full before minute 2, as it stays:
    * filling it later would look like growth. They are not logged out.
    */
   async function prime(/** @type {number} */ count, parallel = 8) {

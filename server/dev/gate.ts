@@ -1,6 +1,6 @@
 import { Socket } from 'node:net'
 import { defineEventHandler } from 'h3'
-import { gateRequest } from '../lib/request-gate'
+import { gateRequest } from '../gate/gate'
 
 /**
  * The request gate under `nuxt dev`, as a server middleware ahead of every route (nuxt.config.ts adds it in

@@ -1,12 +1,12 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
-import { ConfigError } from '../core/config'
-import { loggingSettings, useGatewayConfig } from '../lib/gateway-config'
-import { createLogger, routeConsoleToLogger, setLogger } from '../lib/logger'
-import { startMetricsListener } from '../lib/metrics-listener'
-import { journalPendingRevocations } from '../lib/revocations'
-import { startStores } from '../lib/stores'
-import { startOidc, stopOidc } from '../lib/oidc/provider'
-import { keepTickShape } from '../lib/tick-shape'
+import { ConfigError } from '../core/config/config'
+import { loggingSettings, useGatewayConfig } from '../ops/config'
+import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
+import { startMetricsListener } from '../ops/metrics-listener'
+import { journalPendingRevocations } from '../session/revocations'
+import { startStores } from '../gate/stores'
+import { startOidc, stopOidc } from '../oidc/provider'
+import { keepTickShape } from '../ops/tick-shape'
 import type { LoginMethod } from '../../shared/types'
 
 /**
@@ -14,7 +14,7 @@ import type { LoginMethod } from '../../shared/types'
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
  * with a message naming the variable); then the metrics listener, the brute-force counters and
  * the shared revocations, and the OpenID Provider's discovery (APP_AUTH_KIND=oidc, retried until it succeeds). With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
- * entries is kept alive, so an idle spell cannot slow the proxy (lib/tick-shape.ts).
+ * entries is kept alive, so an idle spell cannot slow the proxy (ops/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
   const log = setLogger(createLogger(loggingSettings()))

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { AUTHENTICATOR_OTP } from '../../dev/iam.mjs'
-import { logoutConfirmationHtml } from '../../server/core/logout-page'
+import { logoutConfirmationHtml } from '../../server/core/http/logout-page'
 import { axeViolations, useBrowserStack } from '../support/browser'
 
 // The login page's 429 needs a low limit; nothing else here depends on it.

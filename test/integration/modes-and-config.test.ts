@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { deriveSealKeys, unsealSession } from '../../server/core/seal'
+import { deriveSealKeys, unsealSession } from '../../server/core/session/seal'
 import { cookiePair, findSetCookie, freePort, runGatewayToExit, TEST_SECRET, type RunningGateway } from '../support/gateway'
 import { useStack } from '../support/stack'
 

@@ -1,7 +1,7 @@
 import { request } from 'node:http'
 import type { Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { MESSAGES } from '../../server/lib/gateway-error'
+import { MESSAGES } from '../../server/http/errors'
 import { freePort, logEntries, type RunningGateway } from '../support/gateway'
 import { scrape } from '../support/metrics'
 import { rawConnection, rawRequest } from '../support/raw-http'

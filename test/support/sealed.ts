@@ -1,4 +1,4 @@
-import { deriveSealKeys, sealValue, unsealValue } from '../../server/core/seal'
+import { deriveSealKeys, sealValue, unsealValue } from '../../server/core/session/seal'
 import { TEST_SECRET } from './gateway'
 
 /**
@@ -7,10 +7,10 @@ import { TEST_SECRET } from './gateway'
  * can wait for, e.g. an OpenID trip older than its 10 minutes.
  */
 
-/** The OpenID login's trip cookie (`__Host-svc_oidc`): its own sealed kind (server/core/seal.ts `oidc-trip`). */
+/** The OpenID login's trip cookie (`__Host-svc_oidc`): its own sealed kind (server/core/session/seal.ts `oidc-trip`). */
 const tripKeys = () => deriveSealKeys([TEST_SECRET], 'oidc-trip')
 
-/** One trip in the `__Host-svc_oidc` cookie (server/lib/oidc/login.ts `Flow`); only what the tests change is typed. */
+/** One trip in the `__Host-svc_oidc` cookie (server/oidc/login.ts `Flow`); only what the tests change is typed. */
 export interface SealedTrip {
   state: string
   iat: number
@@ -20,7 +20,7 @@ export interface SealedTrip {
 /** The trips a `__Host-svc_oidc` value holds, newest first; throws when the value does not open (wrong key). */
 export function openTrips(value: string): SealedTrip[] {
   const trips = unsealValue(value, tripKeys(), 8192)
-  if (!Array.isArray(trips)) throw new Error('the trip cookie does not open with the test secret: test/support/sealed.ts must follow server/core/seal.ts')
+  if (!Array.isArray(trips)) throw new Error('the trip cookie does not open with the test secret: test/support/sealed.ts must follow server/core/session/seal.ts')
   return trips as SealedTrip[]
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { accessLineMembers, jsonString, type AccessLine } from '../../server/core/access-line'
+import { accessLineMembers, jsonString, type AccessLine } from '../../server/core/ops/access-line'
 
 /** The members as the object a JSON parser reads back. */
 const parsed = (members: string) => JSON.parse(`{${members.slice(1)}}`)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { backendPath } from '../../server/core/api-path'
+import { backendPath } from '../../server/core/proxy/api-path'
 
 describe('backendPath', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
-import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyTrust, type RawGatewayConfig } from '../../server/core/config'
-import { GATEWAY_DEFAULTS } from '../../server/core/defaults'
-import { iamTimeoutMessage } from '../../server/lib/gateway-error'
+import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyTrust, type RawGatewayConfig } from '../../server/core/config/config'
+import { GATEWAY_DEFAULTS } from '../../server/core/config/defaults'
+import { iamTimeoutMessage } from '../../server/http/errors'
 
 const SECRET = 'x'.repeat(32)
 

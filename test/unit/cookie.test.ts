@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cookieValues, readCookie, readSingleCookie } from '../../server/core/cookie'
+import { cookieValues, readCookie, readSingleCookie } from '../../server/core/session/cookie'
 
 describe('reading the Cookie header', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseLoginCredentials } from '../../server/core/credentials'
-import { deviceNameFromUserAgent, isDeviceId } from '../../server/core/device'
+import { parseLoginCredentials } from '../../server/core/iam/credentials'
+import { deviceNameFromUserAgent, isDeviceId } from '../../server/core/iam/device'
 
 describe('parseLoginCredentials', () => {
   it('trims the username and keeps the password as sent', () => {

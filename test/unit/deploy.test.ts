@@ -130,7 +130,7 @@ describe('the forward-auth files (deploy/*-forward-auth*, run by test/e2e/forwar
   })
 
   it('Traefik: the check is /auth/verify and copies every X-Auth-Request-* header the gateway sends', async () => {
-    const { AUTH_REQUEST_HEADERS } = await import('../../server/core/forward-auth')
+    const { AUTH_REQUEST_HEADERS } = await import('../../server/core/verify/forward-auth')
     const traefik = parse(read('deploy/traefik-forward-auth.yaml')) as { http: { middlewares: Record<string, { forwardAuth: { address: string, authResponseHeaders: string[] } }> } }
     const { forwardAuth } = traefik.http.middlewares['svc-verify-grafana']!
     expect(new URL(forwardAuth.address).pathname).toBe('/auth/verify')
@@ -138,7 +138,7 @@ describe('the forward-auth files (deploy/*-forward-auth*, run by test/e2e/forwar
   })
 
   it('nginx and Caddy set or copy every X-Auth-Request-* header the gateway sends', async () => {
-    const { AUTH_REQUEST_HEADERS } = await import('../../server/core/forward-auth')
+    const { AUTH_REQUEST_HEADERS } = await import('../../server/core/verify/forward-auth')
     const nginx = read('deploy/nginx-forward-auth.conf').toLowerCase()
     const caddy = read('deploy/Caddyfile.forward-auth').toLowerCase()
     for (const name of AUTH_REQUEST_HEADERS) {

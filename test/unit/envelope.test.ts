@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { checkEnvelope, cleanIamMessage } from '../../server/core/envelope'
+import { checkEnvelope, cleanIamMessage } from '../../server/core/iam/envelope'
 
 const REFUSED = 'IAM từ chối yêu cầu.'
 

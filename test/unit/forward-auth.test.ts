@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { authRequestHeaders, headerValue, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest } from '../../server/core/forward-auth'
+import { authRequestHeaders, headerValue, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest } from '../../server/core/verify/forward-auth'
 import type { AuthUser } from '../../shared/types'
 
 const user: AuthUser = { id: 'u-1', name: 'An', email: 'an@example.com', roles: ['ADMIN', 'SALE'], permissions: ['/grafana/view', '/orders/search'] }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { AUTH_REQUEST_HEADERS } from '../../server/core/forward-auth'
-import { acceptedRequestId, backendRequestHeaders, backendUpgradeHeaders, browserResponseHeaders, clientInfo } from '../../server/core/forwarding'
+import { AUTH_REQUEST_HEADERS } from '../../server/core/verify/forward-auth'
+import { acceptedRequestId, backendRequestHeaders, backendUpgradeHeaders, browserResponseHeaders, clientInfo } from '../../server/core/http/forwarding'
 
 const context = { targetHost: 'backend:9000', forwardedFor: '10.0.0.9', clientIp: '10.0.0.9', proto: 'https', host: 'gw.example', requestId: 'rid-1' }
 

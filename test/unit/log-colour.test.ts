@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { wantsColour } from '../../server/core/log-colour'
+import { wantsColour } from '../../server/core/ops/log-colour'
 
 describe('wantsColour (pretty log lines)', () => {
   it.each([

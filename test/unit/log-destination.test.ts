@@ -2,7 +2,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { lineDestination } from '../../server/lib/log-destination'
+import { lineDestination } from '../../server/ops/log-destination'
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-log-destination-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { capLogField, MAX_LOG_FIELD, withoutQueries } from '../../server/core/log-field'
+import { capLogField, MAX_LOG_FIELD, withoutQueries } from '../../server/core/ops/log-field'
 
 describe('capLogField', () => {
   it('keeps a value of up to 128 characters as it is', () => {

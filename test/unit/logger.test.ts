@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { AccessLine } from '../../server/core/access-line'
+import type { AccessLine } from '../../server/core/ops/access-line'
 import { PassThrough } from 'node:stream'
-import { accessLineWriter, createLogger, flushLogs, prettyStream, setLogger } from '../../server/lib/logger'
+import { accessLineWriter, createLogger, flushLogs, prettyStream, setLogger } from '../../server/ops/logger'
 
 /** A JSON logger writing into an array of lines (a write may hold several), with its access-line writer. */
 function recordingLogger(level: 'info' | 'debug' = 'info') {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { logoutConfirmationHtml } from '../../server/core/logout-page'
+import { logoutConfirmationHtml } from '../../server/core/http/logout-page'
 import { messagesFor } from '../../shared/messages'
 
 describe('logoutConfirmationHtml', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseGatewayConfig } from '../../server/core/config'
-import { getByPath, mapClients, mapExpiresAt, mapIamUser, MappingLimitError, mapPermissions, mapRoles, mapToken, MAX_MAPPED_ENTRIES } from '../../server/core/mapping'
+import { parseGatewayConfig } from '../../server/core/config/config'
+import { getByPath, mapClients, mapExpiresAt, mapIamUser, MappingLimitError, mapPermissions, mapRoles, mapToken, MAX_MAPPED_ENTRIES } from '../../server/core/iam/mapping'
 
 const { mapping } = parseGatewayConfig({}, ['x'.repeat(32)])
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MESSAGES, iamTimeoutMessage } from '../../server/lib/gateway-error'
+import { MESSAGES, iamTimeoutMessage } from '../../server/http/errors'
 import { acceptedLanguages, describeError, en, formatMessage, messagesFor, pickLocale, recogniseError, vi, type AuthMessages } from '../../shared/messages'
 
 /** Every `{name}` of a text, sorted. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, overlayEnv, parseGatewayConfig } from '../../server/core/config'
-import { GATEWAY_DEFAULTS } from '../../server/core/defaults'
-import { deriveSealKeys, sealSession, unsealSession } from '../../server/core/seal'
+import { ConfigError, overlayEnv, parseGatewayConfig } from '../../server/core/config/config'
+import { GATEWAY_DEFAULTS } from '../../server/core/config/defaults'
+import { deriveSealKeys, sealSession, unsealSession } from '../../server/core/session/seal'
 
 const SECRET = 'x'.repeat(32)
 const parse = (env: Record<string, string>) => parseGatewayConfig(overlayEnv(GATEWAY_DEFAULTS, env), [SECRET])

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { OpenSlots } from '../../server/core/open-slots'
+import { OpenSlots } from '../../server/core/proxy/open-slots'
 
 describe('OpenSlots', () => {
   it('takes a slot under every key, up to each key\'s limit, and none when any key is full', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isSameOriginHandshake, isSameOriginRequest, type OriginFacts } from '../../server/core/origin-check'
+import { isSameOriginHandshake, isSameOriginRequest, type OriginFacts } from '../../server/core/http/origin-check'
 
 const base: OriginFacts = { method: 'POST', host: 'gw.example', trustedOrigins: ['https://partner.example'] }
 const check = (facts: Partial<OriginFacts>) => isSameOriginRequest({ ...base, ...facts })

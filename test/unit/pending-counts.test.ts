@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { PendingCounts } from '../../server/core/pending-counts'
+import { PendingCounts } from '../../server/core/limits/pending-counts'
 
 function clockedPending(maxKeys = 1000) {
   let time = 1_000_000

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds } from '../../server/core/rate-limit'
+import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds } from '../../server/core/limits/rate-limit'
 
 function clockedStore(maxKeys = 1000) {
   let time = 1_000_000

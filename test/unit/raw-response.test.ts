@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { rawErrorResponse, rawResponseHead } from '../../server/core/raw-response'
+import { rawErrorResponse, rawResponseHead } from '../../server/core/proxy/raw-response'
 
 describe('rawResponseHead', () => {
   it('writes the status line, every value of every header, and the blank line', () => {

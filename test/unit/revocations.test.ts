@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_SESSIONS_PER_USER, RevocationSet } from '../../server/core/revocations'
-import { sessionEndsAt, sessionExpiresAt } from '../../server/core/seal'
+import { MAX_SESSIONS_PER_USER, RevocationSet } from '../../server/core/session/revocations'
+import { sessionEndsAt, sessionExpiresAt } from '../../server/core/session/seal'
 
 const HOUR = 60 * 60_000
 

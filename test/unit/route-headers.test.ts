@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ruleHeadersOf } from '../../server/core/route-headers'
+import { ruleHeadersOf } from '../../server/core/http/route-headers'
 
 describe('the app\'s route rules headers for proxied answers', () => {
   const headersOf = ruleHeadersOf([

@@ -2,8 +2,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createApp, createRouter, eventHandler, toNodeListener } from 'h3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { contractMethods } from '../../server/core/contract-routes'
-import { createRouteDecider, decideApiRequest, pathSpellings, rememberedApiDecisions, routerPath, type RouteDecider, type RouteEntry } from '../../server/core/route-match'
+import { contractMethods } from '../../server/core/http/contract-routes'
+import { createRouteDecider, decideApiRequest, pathSpellings, rememberedApiDecisions, routerPath, type RouteDecider, type RouteEntry } from '../../server/core/http/route-match'
 import { rawRequest } from '../support/raw-http'
 
 // The routes of a playground-like build: app routes, the gateway's catch-all, the contract routes.

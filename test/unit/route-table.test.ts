@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { gatewayRouteTable } from '../../server/core/route-table'
+import { gatewayRouteTable } from '../../server/core/http/route-table'
 
 const PROXY = '/layer/server/routes/api/[...path].ts'
 

@@ -1,7 +1,7 @@
 import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { deriveSealKeys, sealValue, sessionKind, unsealSession, unsealValue, type SealKind, type SessionPayload } from '../../server/core/seal'
-import { SessionCache } from '../../server/core/session-cache'
+import { deriveSealKeys, sealValue, sessionKind, unsealSession, unsealValue, type SealKind, type SessionPayload } from '../../server/core/session/seal'
+import { SessionCache } from '../../server/core/session/session-cache'
 
 const SECRET = 'k'.repeat(32)
 const now = Date.now()

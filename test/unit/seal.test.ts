@@ -1,9 +1,9 @@
 import { createDecipheriv } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { fitSessionToBudget } from '../../server/core/budget'
-import { COOKIE_BUDGET_BYTES, serializeCookie, setCookieLineBytes } from '../../server/core/cookie'
-import { deriveSealKeys, liveToken, sealSession, SESSION_TTL_MS, unsealSession, type SessionPayload } from '../../server/core/seal'
-import { SessionCache } from '../../server/core/session-cache'
+import { fitSessionToBudget } from '../../server/core/session/budget'
+import { COOKIE_BUDGET_BYTES, serializeCookie, setCookieLineBytes } from '../../server/core/session/cookie'
+import { deriveSealKeys, liveToken, sealSession, SESSION_TTL_MS, unsealSession, type SessionPayload } from '../../server/core/session/seal'
+import { SessionCache } from '../../server/core/session/session-cache'
 
 const SECRET = 'a'.repeat(32)
 const OTHER = 'b'.repeat(32)

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { presetRefusal } from '../../server/core/server-preset'
+import { presetRefusal } from '../../server/core/config/server-preset'
 import gatewayPreset from '../../server/preset'
 
 const serverDir = fileURLToPath(new URL('../../server', import.meta.url))

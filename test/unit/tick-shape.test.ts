@@ -2,7 +2,7 @@ import { executionAsyncResource } from 'node:async_hooks'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { keepTickShape } from '../../server/lib/tick-shape'
+import { keepTickShape } from '../../server/ops/tick-shape'
 
 // V8's own view of hidden classes, and full collections on demand (this test file runs in a process of its own).
 setFlagsFromString('--allow-natives-syntax')

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { Turnstile } from '../../server/core/turnstile'
+import { Turnstile } from '../../server/core/proxy/turnstile'
 
 beforeEach(() => {
   vi.useFakeTimers()

@@ -1,10 +1,10 @@
 import { defineEventHandler } from 'h3'
-import { routerPath } from '../../core/route-match'
-import { proxyApiRequest } from '../../lib/api-proxy'
-import { GatewayError, MESSAGES, sendGatewayError } from '../../lib/gateway-error'
-import { requestIdOf, requestScope, unscopedClient } from '../../lib/request-gate'
-import { useApiDecider } from '../../lib/route-decider'
-import { devTunnel } from '../../lib/dev-tunnel'
+import { routerPath } from '../../core/http/route-match'
+import { proxyApiRequest } from '../../proxy/api-proxy'
+import { GatewayError, MESSAGES, sendGatewayError } from '../../http/errors'
+import { requestIdOf, requestScope, unscopedClient } from '../../gate/gate'
+import { useApiDecider } from '../../http/route-decider'
+import { devTunnel } from '../../proxy/dev-tunnel'
 
 /**
  * Any method on /api/**: the streaming proxy to APP_API_PROXY_TARGET. A more specific route of the app wins.

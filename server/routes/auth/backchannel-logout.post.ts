@@ -1,8 +1,8 @@
-import { RequestError, MESSAGES } from '../../lib/gateway-error'
-import { defineGatewayRoute } from '../../lib/gateway-route'
-import { readFormFields } from '../../lib/json-body'
-import { backchannelLogout } from '../../lib/oidc/backchannel'
-import { isOidc } from '../../lib/oidc/provider'
+import { RequestError, MESSAGES } from '../../http/errors'
+import { defineGatewayRoute } from '../../http/route'
+import { readFormFields } from '../../http/json-body'
+import { backchannelLogout } from '../../oidc/backchannel'
+import { isOidc } from '../../oidc/provider'
 
 /**
  * POST /auth/backchannel-logout: the OpenID Provider says a user logged out there (form field `logout_token`).

@@ -1,9 +1,9 @@
 import { LOGIN_PATH } from '../../../shared/guard'
-import { audit } from '../../lib/audit'
-import { GatewayError, RequestError, MESSAGES } from '../../lib/gateway-error'
-import { defineGatewayRoute, redirectTo } from '../../lib/gateway-route'
-import { finishProviderLogin, ProviderLoginError } from '../../lib/oidc/login'
-import { isOidc } from '../../lib/oidc/provider'
+import { audit } from '../../http/audit'
+import { GatewayError, RequestError, MESSAGES } from '../../http/errors'
+import { defineGatewayRoute, redirectTo } from '../../http/route'
+import { finishProviderLogin, ProviderLoginError } from '../../oidc/login'
+import { isOidc } from '../../oidc/provider'
 
 /**
  * GET /auth/callback: the OpenID Provider's answer. A good one seals the session and goes (302) to the page the login

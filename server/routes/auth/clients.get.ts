@@ -1,9 +1,9 @@
-import { MOCK_CLIENTS } from '../../core/mock'
-import { useGatewayConfig } from '../../lib/gateway-config'
-import { defineGatewayRoute } from '../../lib/gateway-route'
-import { cachedIamClients } from '../../lib/iam-auth'
-import { requireIamBaseUrl } from '../../lib/iam-client'
-import { useLogger } from '../../lib/logger'
+import { MOCK_CLIENTS } from '../../core/iam/mock'
+import { useGatewayConfig } from '../../ops/config'
+import { defineGatewayRoute } from '../../http/route'
+import { cachedIamClients } from '../../iam/auth'
+import { requireIamBaseUrl } from '../../iam/client'
+import { useLogger } from '../../ops/logger'
 
 /** GET /auth/clients: the applications of the login form; an IAM failure is an empty list and a warning. */
 export default defineGatewayRoute(async () => {

@@ -1,18 +1,18 @@
-import { parseLoginCredentials } from '../../core/credentials'
-import { mockUser } from '../../core/mock'
-import { auditedAttempt } from '../../lib/audit'
-import { useGatewayConfig } from '../../lib/gateway-config'
-import { MESSAGES, RequestError } from '../../lib/gateway-error'
-import { defineGatewayRoute } from '../../lib/gateway-route'
-import { loginWithIam } from '../../lib/iam-auth'
-import { requireIamBaseUrl } from '../../lib/iam-client'
-import { readJsonObject } from '../../lib/json-body'
-import { limitAttempt } from '../../lib/login-limits'
-import { writeGatewaySession } from '../../lib/session-cookie'
+import { parseLoginCredentials } from '../../core/iam/credentials'
+import { mockUser } from '../../core/iam/mock'
+import { auditedAttempt } from '../../http/audit'
+import { useGatewayConfig } from '../../ops/config'
+import { MESSAGES, RequestError } from '../../http/errors'
+import { defineGatewayRoute } from '../../http/route'
+import { loginWithIam } from '../../iam/auth'
+import { requireIamBaseUrl } from '../../iam/client'
+import { readJsonObject } from '../../http/json-body'
+import { limitAttempt } from '../../stores/login-limits'
+import { writeGatewaySession } from '../../session/cookie'
 
 /**
  * POST /auth/login: validate, (mock or) brute-force limits, IAM login + user-info, seal svc_session, answer { user }.
- * Counted and audited (lib/audit.ts).
+ * Counted and audited (http/audit.ts).
  */
 export default defineGatewayRoute(event => auditedAttempt(event, 'login', async (record) => {
   // An OpenID Provider takes the passwords itself: GET /auth/sso.

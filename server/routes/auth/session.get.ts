@@ -1,10 +1,10 @@
-import { liveToken, sessionExpiresAt } from '../../core/seal'
-import { oidcSessionUser } from '../../lib/oidc/tokens'
-import { sessionToken } from '../../lib/session-token'
-import { useGatewayConfig } from '../../lib/gateway-config'
-import { defineGatewayRoute } from '../../lib/gateway-route'
-import { fetchIamUser } from '../../lib/iam-auth'
-import { clearGatewaySession, hasPlantedSession, readGatewaySession } from '../../lib/session-cookie'
+import { liveToken, sessionExpiresAt } from '../../core/session/seal'
+import { oidcSessionUser } from '../../oidc/tokens'
+import { sessionToken } from '../../session/token'
+import { useGatewayConfig } from '../../ops/config'
+import { defineGatewayRoute } from '../../http/route'
+import { fetchIamUser } from '../../iam/auth'
+import { clearGatewaySession, hasPlantedSession, readGatewaySession } from '../../session/cookie'
 import type { SessionResponse } from '../../../shared/types'
 
 const NO_SESSION: SessionResponse = { user: null, expiresAt: null }

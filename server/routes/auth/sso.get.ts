@@ -1,10 +1,10 @@
 import { getQuery } from 'h3'
 import { LOGIN_PATH } from '../../../shared/guard'
 import { safeRedirect } from '../../../shared/redirect'
-import { GatewayError, RequestError, MESSAGES } from '../../lib/gateway-error'
-import { defineGatewayRoute, redirectTo } from '../../lib/gateway-route'
-import { isOidc } from '../../lib/oidc/provider'
-import { startProviderLogin } from '../../lib/oidc/login'
+import { GatewayError, RequestError, MESSAGES } from '../../http/errors'
+import { defineGatewayRoute, redirectTo } from '../../http/route'
+import { isOidc } from '../../oidc/provider'
+import { startProviderLogin } from '../../oidc/login'
 
 /**
  * GET /auth/sso?redirect=<path>: with APP_AUTH_KIND=oidc, 302 to the OpenID Provider's login (code + PKCE, state and

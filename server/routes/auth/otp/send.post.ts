@@ -1,17 +1,17 @@
-import { parseLoginCredentials } from '../../../core/credentials'
-import { MOCK_TRANSACTION_ID } from '../../../core/mock'
-import { auditedAttempt } from '../../../lib/audit'
-import { useGatewayConfig } from '../../../lib/gateway-config'
-import { MESSAGES, RequestError } from '../../../lib/gateway-error'
-import { defineGatewayRoute } from '../../../lib/gateway-route'
-import { sendIamOtp } from '../../../lib/iam-auth'
-import { requireIamBaseUrl } from '../../../lib/iam-client'
-import { readJsonObject } from '../../../lib/json-body'
-import { limitAttempt } from '../../../lib/login-limits'
+import { parseLoginCredentials } from '../../../core/iam/credentials'
+import { MOCK_TRANSACTION_ID } from '../../../core/iam/mock'
+import { auditedAttempt } from '../../../http/audit'
+import { useGatewayConfig } from '../../../ops/config'
+import { MESSAGES, RequestError } from '../../../http/errors'
+import { defineGatewayRoute } from '../../../http/route'
+import { sendIamOtp } from '../../../iam/auth'
+import { requireIamBaseUrl } from '../../../iam/client'
+import { readJsonObject } from '../../../http/json-body'
+import { limitAttempt } from '../../../stores/login-limits'
 
 /**
  * POST /auth/otp/send: validate, mock, empty-endpoint 400, brute-force limits, then the IAM; answers { transactionId? }.
- * Counted and audited (lib/audit.ts).
+ * Counted and audited (http/audit.ts).
  */
 export default defineGatewayRoute(event => auditedAttempt(event, 'otp', async (record) => {
   if (useGatewayConfig().config.kind === 'oidc') throw new RequestError(400, MESSAGES.useSso)

@@ -1,0 +1,78 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { useGatewayConfig } from '../ops/config'
+import { GatewayError, MESSAGES, sendGatewayError } from '../http/errors'
+import { pingRevocationsRedis } from '../session/revocations'
+import { backendPoolState } from '../ops/metrics'
+import { isShuttingDown } from '../ops/drain'
+import { oidcReady } from '../oidc/provider'
+import { storesReady } from './stores'
+
+/** How long the IAM and the backend get to answer a readiness check. */
+const REACH_TIMEOUT_MS = 1_000
+/** IAM and backend reachability is checked at most this often (a public /readyz must not relay a flood). */
+const REACH_INTERVAL_MS = 2_000
+
+type Reach = 'up' | 'down' | 'not configured' | 'mock'
+
+let reachCache: { at: number, result: Promise<{ iam: Reach, backend: Reach }> } | undefined
+
+/** Whether an address answers HTTP at all (any status counts: only reachability is asked). */
+async function answers(url: string): Promise<Reach> {
+  try {
+    const response = await fetch(url, { method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(REACH_TIMEOUT_MS) })
+    await response.body?.cancel()
+    return 'up'
+  }
+  catch {
+    return 'down'
+  }
+}
+
+/** IAM and backend reachability, shared by the probes of the last REACH_INTERVAL_MS. */
+function reachability(): Promise<{ iam: Reach, backend: Reach }> {
+  const now = Date.now()
+  if (!reachCache || now - reachCache.at > REACH_INTERVAL_MS) {
+    const { config } = useGatewayConfig()
+    const iam = config.mock ? Promise.resolve<Reach>('mock') : config.kind === 'oidc' ? answers(config.oidc!.issuer) : config.baseURL ? answers(config.baseURL) : Promise.resolve<Reach>('not configured')
+    const backend = config.apiProxyTarget ? answers(config.apiProxyTarget) : Promise.resolve<Reach>('not configured')
+    reachCache = { at: now, result: Promise.all([iam, backend]).then(([iam, backend]) => ({ iam, backend })) }
+  }
+  return reachCache.result
+}
+
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res.statusCode = status
+  res.setHeader('content-type', 'application/json; charset=utf-8')
+  res.setHeader('content-length', Buffer.byteLength(text))
+  res.setHeader('cache-control', 'no-store')
+  res.end(req.method === 'HEAD' ? undefined : text)
+}
+
+/**
+ * GET /healthz: 200 `{ status: 'ok' }` while the process serves. GET /readyz: 200 when the gateway can serve (Redis
+ * answers, when configured), else 503: `starting` until the stores have started (gate/stores.ts) and, with
+ * APP_AUTH_KIND=oidc, the provider's discovery has succeeded (`checks.oidc`), `not ready` while
+ * Redis does not answer, `shutting down` from the moment SIGTERM arrives; the body names each dependency and
+ * whether it answered (IAM or backend never make it fail), and `backendPool`: `saturated` while every backend
+ * connection is busy (requests wait for one, then 503), else `ok`. A saturated pool never makes it fail either: under
+ * a flood that would take every instance out of the load balancer at once. Other methods: 405.
+ */
+export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    sendGatewayError(res, new GatewayError(405, MESSAGES.methodNotAllowed, { allow: 'GET, HEAD' }))
+    return
+  }
+  if (probe === 'healthz') return send(req, res, 200, { status: 'ok' })
+  const { config } = useGatewayConfig()
+  const [redis, { iam, backend }] = await Promise.all([
+    config.redisUrl ? pingRevocationsRedis().then((ok): Reach => ok ? 'up' : 'down') : Promise.resolve<Reach>('not configured'),
+    reachability(),
+  ])
+  // An OpenID Provider whose discovery has not succeeded yet: no login could start.
+  const oidc = config.kind !== 'oidc' ? undefined : oidcReady() ? 'up' : 'down'
+  const status = isShuttingDown() ? 'shutting down' : !storesReady() || oidc === 'down' ? 'starting' : redis === 'down' ? 'not ready' : 'ready'
+  const pool = backendPoolState()
+  const backendPool = pool && pool.busy >= pool.size ? 'saturated' : 'ok'
+  send(req, res, status === 'ready' ? 200 : 503, { status, checks: { redis, iam, backend, backendPool, ...(oidc ? { oidc } : {}) } })
+}

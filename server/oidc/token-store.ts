@@ -1,0 +1,187 @@
+import { createHash, randomUUID } from 'node:crypto'
+import type { Redis } from 'ioredis'
+import type { AuthUser } from '../../shared/types'
+import { sealValue, unsealValue, type SealKeys } from '../core/session/seal'
+import { useGatewayConfig } from '../ops/config'
+import { useLogger } from '../ops/logger'
+import { connectRedis, withinBudget } from '../stores/redis'
+
+/**
+ * Where an OpenID session's tokens live: beside the session, never in the cookie (README, "Log in with OpenID
+ * Connect"). In Redis when APP_REDIS_URL is set (shared by every instance, sealed with a key and label of their own, so
+ * a record read out of Redis is no session cookie; gone at the session's 8-hour end), else in this process's memory (one instance). Also the refresh lock that lets one instance
+ * at a time use a refresh token, and the index a back-channel logout reads (the provider's `sub` and `sid`).
+ */
+
+/** One session's tokens and what a revocation of it needs. */
+export interface TokenRecord {
+  /** Our session id (svc_session's `sid`), its issue time and user id: what revokeSession takes. */
+  sid: string
+  iat: number
+  userId: string
+  /** The user as mapped at login, whole (the cookie may hold it trimmed to fit 4 KB). */
+  user?: AuthUser
+  /** The provider's subject and session id (`sid` claim), for back-channel logout. */
+  sub: string
+  providerSid?: string
+  accessToken: string
+  refreshToken?: string
+  idToken?: string
+  /** When the access token expires and when it was obtained (ms since the epoch). */
+  expiresAt: number
+  obtainedAt: number
+  /** Bumped by each refresh: an instance that waited for another's refresh knows it happened. */
+  generation: number
+}
+
+export interface TokenStore {
+  get: (sid: string) => Promise<TokenRecord | undefined>
+  /** Keeps the record until `until` (ms since the epoch; the session's end) and indexes it. */
+  put: (record: TokenRecord, until: number) => Promise<void>
+  delete: (record: Pick<TokenRecord, 'sid' | 'sub' | 'providerSid'>) => Promise<void>
+  /** Our session ids of a provider subject, or of one provider session. */
+  sessionsOf: (by: { sub: string } | { providerSid: string }) => Promise<string[]>
+  /** The refresh lock of a session: a release function, or undefined while another holder has it. */
+  lock: (sid: string, ms: number) => Promise<(() => Promise<void>) | undefined>
+  /** Whether a back-channel logout token's `jti` is new (remembered until `until`). */
+  firstUse: (jti: string, until: number) => Promise<boolean>
+  /** Forgets a `jti` whose logout could not be carried out (the provider may send it again). */
+  forgetUse: (jti: string) => Promise<void>
+}
+
+const MAX_MEMORY_RECORDS = 100_000
+
+function isRecord(value: unknown): value is TokenRecord {
+  const record = value as Partial<TokenRecord> | null
+  return !!record && typeof record === 'object' && typeof record.sid === 'string' && typeof record.accessToken === 'string'
+    && typeof record.expiresAt === 'number' && typeof record.generation === 'number' && typeof record.sub === 'string'
+}
+
+/** One process: maps, with the oldest records pushed out past MAX_MEMORY_RECORDS. */
+export function memoryTokenStore(): TokenStore {
+  const records = new Map<string, { record: TokenRecord, until: number }>()
+  const bySub = new Map<string, Set<string>>()
+  const byProviderSid = new Map<string, Set<string>>()
+  const locks = new Set<string>()
+  const used = new Map<string, number>()
+  const index = (map: Map<string, Set<string>>, key: string | undefined, sid: string, add: boolean) => {
+    if (!key) return
+    const set = map.get(key) ?? new Set()
+    if (add) map.set(key, set.add(sid))
+    else if (set.delete(sid) && !set.size) map.delete(key)
+  }
+  const remove = (record: Pick<TokenRecord, 'sid' | 'sub' | 'providerSid'>) => {
+    records.delete(record.sid)
+    index(bySub, record.sub, record.sid, false)
+    index(byProviderSid, record.providerSid, record.sid, false)
+  }
+  return {
+    async get(sid) {
+      const entry = records.get(sid)
+      if (entry && entry.until <= Date.now()) remove(entry.record)
+      return entry && entry.until > Date.now() ? entry.record : undefined
+    },
+    async put(record, until) {
+      if (!records.has(record.sid) && records.size >= MAX_MEMORY_RECORDS) remove(records.values().next().value!.record)
+      records.set(record.sid, { record, until })
+      index(bySub, record.sub, record.sid, true)
+      index(byProviderSid, record.providerSid, record.sid, true)
+    },
+    async delete(record) {
+      remove(record)
+    },
+    async sessionsOf(by) {
+      return [...('sub' in by ? bySub.get(by.sub) : byProviderSid.get(by.providerSid)) ?? []]
+    },
+    async lock(sid) {
+      if (locks.has(sid)) return undefined
+      locks.add(sid)
+      return async () => {
+        locks.delete(sid)
+      }
+    },
+    async firstUse(jti, until) {
+      const now = Date.now()
+      for (const [key, end] of used) {
+        if (end > now) break
+        used.delete(key)
+      }
+      if (used.has(jti)) return false
+      used.set(jti, until)
+      return true
+    },
+    async forgetUse(jti) {
+      used.delete(jti)
+    },
+  }
+}
+
+/** Redis keys: hashed where the value comes from the provider (any length, any characters). */
+const hashed = (text: string) => createHash('sha256').update(text).digest('base64url')
+const KEY = {
+  record: (sid: string) => `svc:oidc:tokens:${sid}`,
+  sub: (sub: string) => `svc:oidc:sub:${hashed(sub)}`,
+  providerSid: (sid: string) => `svc:oidc:psid:${hashed(sid)}`,
+  lock: (sid: string) => `svc:oidc:lock:${sid}`,
+  jti: (jti: string) => `svc:oidc:jti:${hashed(jti)}`,
+}
+const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
+
+/** Every instance: records sealed as their own kind (a Redis dump holds no token and no session), indexes as sets. */
+export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
+  const ttl = (until: number) => Math.max(1, until - Date.now())
+  return {
+    async get(sid) {
+      const value = await withinBudget(() => redis.get(KEY.record(sid)))
+      const record = value ? unsealValue(value, sealKeys) : null
+      return isRecord(record) && record.sid === sid ? record : undefined
+    },
+    async put(record, until) {
+      const ms = ttl(until)
+      const batch = redis.multi().set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms)
+      // An index lives as long as its longest session: a new set takes the TTL (NX), a longer one extends it (GT).
+      const index = (key: string) => batch.sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT')
+      index(KEY.sub(record.sub))
+      if (record.providerSid) index(KEY.providerSid(record.providerSid))
+      await withinBudget(() => batch.exec())
+    },
+    async delete(record) {
+      const batch = redis.multi().del(KEY.record(record.sid)).srem(KEY.sub(record.sub), record.sid)
+      if (record.providerSid) batch.srem(KEY.providerSid(record.providerSid), record.sid)
+      await withinBudget(() => batch.exec())
+    },
+    async sessionsOf(by) {
+      return withinBudget(() => redis.smembers('sub' in by ? KEY.sub(by.sub) : KEY.providerSid(by.providerSid)))
+    },
+    async lock(sid, ms) {
+      const holder = randomUUID()
+      const taken = await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', ms, 'NX'))
+      if (taken !== 'OK') return undefined
+      return async () => {
+        await withinBudget(() => redis.eval(RELEASE, 1, KEY.lock(sid), holder)).catch(() => undefined)
+      }
+    },
+    async firstUse(jti, until) {
+      return (await withinBudget(() => redis.set(KEY.jti(jti), '1', 'PX', ttl(until), 'NX'))) === 'OK'
+    },
+    async forgetUse(jti) {
+      await withinBudget(() => redis.del(KEY.jti(jti)))
+    },
+  }
+}
+
+let store: Promise<TokenStore> | undefined
+
+/** The store of this process: Redis when APP_REDIS_URL is set, else memory. */
+export function useTokenStore(): Promise<TokenStore> {
+  store ??= (async () => {
+    const { config, seals } = useGatewayConfig()
+    if (!config.redisUrl) return memoryTokenStore()
+    const redis = await connectRedis(config.redisUrl)
+    redis.on('error', (error: Error) => useLogger().debug({ error: error.message }, 'redis (kho token OIDC)'))
+    // Commands fail fast while the connection is not up (no offline queue): wait for it, as the other stores do.
+    if (redis.status !== 'ready') await new Promise(resolve => redis.once('ready', resolve))
+    return redisTokenStore(redis, seals.oidcTokens)
+  })()
+  return store
+}

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto'
+import { useRuntimeConfig } from 'nitropack/runtime'
+import { overlayEnv, parseGatewayConfig, parseLoggingConfig, readSecrets, type GatewayConfig, type LoggingConfig, type RawGatewayConfig } from '../core/config/config'
+import { deriveSealKeys, sessionKind, type SealKeys } from '../core/session/seal'
+import { SessionCache } from '../core/session/session-cache'
+import { useLogger } from './logger'
+
+/** The keys of each kind the gateway seals (core/session/seal.ts): never one kind's key for another's text. */
+export interface GatewaySeals {
+  /** svc_session, of the gateway's mode. */
+  session: SealKeys
+  /** The OpenID login's trip cookie. */
+  oidcTrip: SealKeys
+  /** An OpenID session's tokens, kept in Redis. */
+  oidcTokens: SealKeys
+}
+
+interface GatewaySettings { config: GatewayConfig, seals: GatewaySeals, sessions: SessionCache }
+
+let cached: GatewaySettings | undefined
+
+/** Reads the session secrets; under `nuxt dev` a missing one becomes a random per-process key (with a warning). */
+function secretsFor(raw: RawGatewayConfig): string[] {
+  const current = raw.session?.secret
+  const previous = raw.session?.secretPrevious
+  if (import.meta.dev && String(current ?? '').length < 32) {
+    useLogger().warn('APP_SESSION_SECRET chưa đủ 32 ký tự: dùng khoá ngẫu nhiên cho tiến trình dev này.')
+    return [randomBytes(32).toString('hex')]
+  }
+  return readSecrets(current, previous)
+}
+
+/** runtimeConfig.svcGateway's defaults with the APP_* variables of the start over them, not yet checked. */
+function rawConfig(): RawGatewayConfig {
+  const defaults = (useRuntimeConfig() as { svcGateway?: Record<string, unknown> }).svcGateway ?? {}
+  return overlayEnv(defaults, process.env) as RawGatewayConfig
+}
+
+/**
+ * The logging settings alone: the logger exists before the whole configuration is checked. Invalid ones give the
+ * defaults here (the whole check then names the variable and stops the start). The dev server logs for people.
+ */
+export function loggingSettings(): LoggingConfig {
+  try {
+    const settings = parseLoggingConfig(rawConfig())
+    if (import.meta.dev && !process.env.APP_LOG_FORMAT) settings.format = 'pretty'
+    return settings
+  }
+  catch {
+    return { level: 'info', format: 'json', access: true }
+  }
+}
+
+/**
+ * The gateway's configuration, parsed and validated once per process: runtimeConfig.svcGateway's defaults with the
+ * APP_* variables of the start over them, the keys of each sealed kind derived once, and the cache of opened session
+ * cookies. Raises a ConfigError naming the variable when something cannot work.
+ */
+export function useGatewayConfig(): GatewaySettings {
+  if (!cached) {
+    const raw = rawConfig()
+    const config = parseGatewayConfig(raw, secretsFor(raw))
+    const seals: GatewaySeals = {
+      session: deriveSealKeys(config.secrets, sessionKind(config.mock, config.kind)),
+      oidcTrip: deriveSealKeys(config.secrets, 'oidc-trip'),
+      oidcTokens: deriveSealKeys(config.secrets, 'oidc-tokens'),
+    }
+    cached = { config, seals, sessions: new SessionCache(seals.session) }
+  }
+  return cached
+}

@@ -1,0 +1,230 @@
+import type { IncomingMessage, IncomingHttpHeaders, ServerResponse } from 'node:http'
+import type { Readable } from 'node:stream'
+import type { Dispatcher } from 'undici'
+import { backendPath } from '../core/proxy/api-path'
+import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
+import { backendRequestHeaders, browserResponseHeaders, forwardContext, type ClientInfo } from '../core/http/forwarding'
+import { rateLimitAddress } from '../core/limits/rate-limit'
+import { routerPath } from '../core/http/route-match'
+import { useBackendPool } from './backend-pool'
+import { useGatewayConfig } from '../ops/config'
+import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../http/errors'
+import { statusClass, useMetrics } from '../ops/metrics'
+import { runProxyRequestHooks } from './hooks'
+import type { Exchange } from '../http/access'
+import { proxiedRuleHeaders } from '../http/route-decider'
+import { throttledWarning } from '../ops/throttled-warning'
+import { openLiveSession } from '../session/cookie'
+import { sessionToken } from '../session/token'
+import { BodyIdleError, idleLimitedBody, takeUploadSlot } from './upload-guard'
+
+interface BackendTarget { origin: string, basePath: string, host: string }
+let target: BackendTarget | undefined
+
+function backendTarget(address: string): BackendTarget {
+  if (!target) {
+    const url = new URL(address)
+    target = { origin: url.origin, basePath: url.pathname, host: url.host }
+  }
+  return target
+}
+
+/** Whether the request carries a body to stream (declared length above 0, or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+/** What the proxy needs of a request's scope (gate/gate.ts). */
+export interface ProxiedScope {
+  /** The request id, sent to the backend and on the answer. */
+  id: string
+  /** The client as believed (X-Forwarded-For, X-Real-IP, X-Forwarded-Proto and -Host). */
+  client: ClientInfo
+  /** The gate's follower of the request: the proxy's clean-up runs from its one 'close' listener. */
+  exchange?: Exchange
+}
+
+/** A backend tried to set the gateway's own cookies: dropped, and said in the log at most once a minute. */
+const warnGatewayCookies = throttledWarning()
+
+/**
+ * Proxies one request under /api to APP_API_PROXY_TARGET, streaming both bodies with backpressure:
+ * cookies and any client Authorization are dropped; a live session's token is sent as 'Bearer <token>'.
+ * The backend's status, headers and body come back unchanged, with `X-Request-Id: id`. Never throws: errors are
+ * written as the contract's JSON. What is left to do when the answer is finished or the client has gone runs from
+ * the request gate's `exchange` (one 'close' listener a request), or from a 'close' listener of its own without one.
+ */
+export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope): void {
+  const { id } = scope
+  const { config } = useGatewayConfig()
+  const ruleHeaders = proxiedRuleHeaders?.(routerPath(req.url ?? '/'))
+  if (!config.apiProxyTarget) return answerError(res, id, new GatewayError(500, MESSAGES.proxyTargetMissing))
+  const backend = backendTarget(config.apiProxyTarget)
+  const path = backendPath(req.url ?? '', backend.basePath)
+  if (path === null) return answerError(res, id, new GatewayError(400, MESSAGES.apiPathInvalid))
+  if (hasBody(req) && !holdUploadSlot(req, res, scope.client.ip, config.apiUploads.perClient)) {
+    // At the cap: a body already whole once Node has parsed what came with the headers (a small JSON body, sent with
+    // them) cannot stall and goes on; one still arriving is refused before the backend.
+    setImmediate(() => {
+      if (res.destroyed) return
+      if (req.complete) return sendWithSession(req, res, scope, backend, path, ruleHeaders)
+      useMetrics()?.proxyRefusals.inc({ reason: 'uploads_per_client' })
+      answerError(res, id, new GatewayError(429, MESSAGES.tooManyUploads, { 'retry-after': '1', 'connection': 'close' }))
+    })
+    return
+  }
+  sendWithSession(req, res, scope, backend, path, ruleHeaders)
+}
+
+/** Sends the request on with the token of its session (see proxyApiRequest). */
+function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined): void {
+  const { id } = scope
+  // Two svc_session values (one planted by a sibling subdomain): no session.
+  const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
+  const token = cookie ? sessionToken(openLiveSession(cookie)) : undefined
+  // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
+  if (token instanceof Promise) {
+    // A client gone meanwhile gets nothing sent on (its exchange has ended: nothing would count the stream's end).
+    token.then(value => res.destroyed || forwardToBackend(req, res, scope, backend, path, ruleHeaders, value), (error: unknown) => answerError(res, id, toGatewayError(error)))
+    return
+  }
+  forwardToBackend(req, res, scope, backend, path, ruleHeaders, token)
+}
+
+/**
+ * Takes one of the client address's body slots until the body is in or the exchange ends; false when it has
+ * APP_API_UPLOADS_PER_CLIENT bodies in flight already.
+ */
+function holdUploadSlot(req: IncomingMessage, res: ServerResponse, ip: string, limit: number): boolean {
+  const release = takeUploadSlot(rateLimitAddress(ip), limit)
+  if (!release) return false
+  req.once('end', release)
+  res.once('close', release)
+  return true
+}
+
+/** Sends the request on to the backend's `path` with the session's token (see proxyApiRequest), when the pool lets it. */
+function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined, token: string | undefined): void {
+  const { id, client, exchange } = scope
+  const { config } = useGatewayConfig()
+  const { origin, host } = backend
+  const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, token))
+
+  try {
+    runProxyRequestHooks(headers, req)
+  }
+  catch (error) {
+    return answerError(res, id, toGatewayError(error)) // the app's hook failed: a 500 in the contract's form, logged without a stack
+  }
+
+  const metrics = useMetrics()
+  const { agent, turnstile } = useBackendPool()
+  const started = performance.now()
+  let answered = false
+  let admitted = false
+  let leaveQueue = (): void => {}
+  let controller: Dispatcher.DispatchController | undefined
+  let waitingForDrain = false
+  if (metrics) metrics.live.streams++
+  const ended = () => {
+    if (!res.writableFinished) controller?.abort(new Error('client closed'))
+    // An answer that went out before the whole body came in (the backend failed or answered early): the rest is read
+    // and dropped, as Node does with a body no handler reads. Left unread, it would hold up the kept-alive
+    // connection's next request until the keep-alive timeout resets the connection.
+    else if (!req.complete && !req.destroyed) req.on('data', dropChunk)
+    // The connection goes to the next request waiting for one (after an abort above has freed it).
+    if (admitted) turnstile.release()
+    else leaveQueue()
+    if (metrics) {
+      metrics.live.streams--
+      if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
+    }
+  }
+  if (exchange) exchange.onEnd = ended
+  else res.on('close', ended)
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart(dispatchController) {
+      controller = dispatchController
+      if (res.destroyed) dispatchController.abort(new Error('client closed'))
+    },
+    onResponseStart(_controller, statusCode, responseHeaders, statusMessage) {
+      // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
+      if (statusCode < 200) return
+      answered = true
+      metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
+      const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
+      // The app's route rules `headers` for this path, as Nitro sets them before a handler: the backend's own win.
+      if (ruleHeaders) for (const name in ruleHeaders) out[name] ??= ruleHeaders[name]!
+      if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
+      try {
+        res.writeHead(statusCode, statusMessage || undefined, out)
+      }
+      catch {
+        res.writeHead(statusCode, out) // a reason phrase Node refuses: keep the standard one
+      }
+    },
+    onResponseData(dispatchController, chunk) {
+      // A slow client: the backend waits (undici stops reading its socket) until the answer drains.
+      if (!res.write(chunk) && !waitingForDrain) {
+        waitingForDrain = true
+        dispatchController.pause()
+        res.once('drain', () => {
+          waitingForDrain = false
+          dispatchController.resume()
+        })
+      }
+    },
+    onResponseEnd() {
+      res.end()
+    },
+    onResponseError(_controller, error) {
+      if (error instanceof BodyIdleError) metrics?.proxyRefusals.inc({ reason: 'body_idle' })
+      if (res.headersSent) res.destroy(error)
+      else if (!res.destroyed) answerError(res, id, backendFailure(error))
+    },
+  }
+  // An upload that stops moving is cut: the backend request aborted (408 when nothing was answered yet).
+  const body = hasBody(req) ? idleLimitedBody(req, config.apiUploads.idleMs, () => controller?.abort(new BodyIdleError())) : null
+  const dispatch = () => {
+    admitted = true
+    try {
+      agent.dispatch({
+        origin,
+        path,
+        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers,
+        // Async iterables are a documented dispatch body (Dispatcher.md); undici's type list lags behind.
+        body: body as unknown as Readable | null,
+        headersTimeout: config.apiProxyTimeout,
+        bodyTimeout: config.apiProxyTimeout,
+      }, handler)
+    }
+    catch (error) {
+      answerError(res, id, backendFailure(error))
+    }
+  }
+  if (turnstile.tryEnter()) return dispatch()
+  leaveQueue = turnstile.admit(dispatch, () => {
+    metrics?.proxyRefusals.inc({ reason: 'pool_wait' })
+    const seconds = String(Math.ceil(turnstile.waitMs / 1000))
+    answerError(res, id, new GatewayError(503, MESSAGES.apiBusy, { 'retry-after': seconds }))
+  })
+}
+
+/** A request body chunk nobody needs any more. */
+function dropChunk(): void {}
+
+/** An error answer of the proxy, with the request id (the gate leaves the proxy's answers to set it). */
+function answerError(res: ServerResponse, id: string, error: GatewayError): void {
+  if (!res.headersSent) res.setHeader('x-request-id', id)
+  sendGatewayError(res, error)
+}
+
+/** 408 for an upload that stopped moving, 504 when the backend did not answer in time, 502 for every other failure to reach it. */
+function backendFailure(error: unknown): GatewayError {
+  if (error instanceof BodyIdleError) return new GatewayError(408, MESSAGES.bodyTimeout, { connection: 'close' })
+  const code = (error as { code?: string } | null)?.code
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new GatewayError(504, MESSAGES.apiTimeout)
+  return new GatewayError(502, MESSAGES.apiUnreachable)
+}

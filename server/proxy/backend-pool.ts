@@ -1,0 +1,29 @@
+import { Agent } from 'undici'
+import { Turnstile } from '../core/proxy/turnstile'
+import { useGatewayConfig } from '../ops/config'
+import { watchBackendPool } from '../ops/metrics'
+
+/**
+ * The backend's connections, shared by every proxied /api exchange: undici's keep-alive Agent with
+ * APP_API_PROXY_CONNECTIONS connections, and a turnstile in front of it (an exchange holds a connection from its
+ * dispatch to its end). With every connection busy, undici would queue a request for as long as the busy ones last
+ * (its dispatch API cannot take a request back while it waits); through the turnstile a request waits its turn at
+ * most APP_API_POOL_WAIT seconds, then the proxy refuses it (503 with Retry-After): never an endless hang.
+ */
+export interface BackendPool {
+  agent: Agent
+  turnstile: Turnstile
+}
+
+let pool: BackendPool | undefined
+
+/** The process's backend pool, made on first use with the configuration's size and wait; its state feeds the metrics and /readyz. */
+export function useBackendPool(): BackendPool {
+  if (!pool) {
+    const { connections, waitMs } = useGatewayConfig().config.apiPool
+    const turnstile = new Turnstile(connections, waitMs)
+    pool = { agent: new Agent({ keepAliveTimeout: 30_000, connections }), turnstile }
+    watchBackendPool(() => ({ busy: turnstile.busy, waiting: turnstile.waiting, size: turnstile.size }))
+  }
+  return pool
+}

@@ -1,0 +1,275 @@
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import type { Socket } from 'node:net'
+import { backendPath } from '../core/proxy/api-path'
+import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
+import { backendUpgradeHeaders, browserResponseHeaders, forwardContext } from '../core/http/forwarding'
+import { OpenSlots } from '../core/proxy/open-slots'
+import { rateLimitAddress } from '../core/limits/rate-limit'
+import { isSameOriginHandshake } from '../core/http/origin-check'
+import { rawErrorResponse, rawResponseHead } from '../core/proxy/raw-response'
+import { decideApiRequest, isApiPath, routerPath, type RouteDecider } from '../core/http/route-match'
+import { liveToken, sessionExpiresAt, type SessionPayload } from '../core/session/seal'
+import { useGatewayConfig } from '../ops/config'
+import { GatewayError, MESSAGES, toGatewayError } from '../http/errors'
+import { useMetrics } from '../ops/metrics'
+import { runProxyRequestHooks } from './hooks'
+import { requestIdOf, unscopedClient } from '../gate/gate'
+import { countExchange, writeAccessLine } from '../http/access'
+import { isSessionRevoked } from '../session/revocations'
+import { openLiveSession } from '../session/cookie'
+import { sessionToken } from '../session/token'
+import { isShuttingDown, onShutdown, workStarted } from '../ops/drain'
+import { throttledWarning } from '../ops/throttled-warning'
+
+/** Open tunnels are checked this often for a session that ended (8-hour end, token expiry, revocation). */
+const SESSION_SWEEP_MS = 1_000
+/** After a tunnel is ended (FIN both ways), it is destroyed if still open after this long. */
+const END_GRACE_MS = 1_000
+
+interface Tunnel {
+  session: SessionPayload | null
+  end: () => void
+}
+
+const tunnels = new Set<Tunnel>()
+let sweeper: NodeJS.Timeout | undefined
+/** Tunnels open, and handshakes under way, per session id and per client address (APP_WS_MAX_PER_*). */
+const slots = new OpenSlots()
+const warnCapped = throttledWarning()
+/** A tunnel's client connection is probed this often when silent: a client gone without a word frees its slots. */
+const KEEPALIVE_MS = 30_000
+
+/** A tunnel opened with a session ends with it: its 8-hour end, the token's expiry, or a revocation. */
+function sweepEndedSessions(): void {
+  const now = Date.now()
+  for (const tunnel of tunnels) {
+    const { session } = tunnel
+    // A contract-IAM token that expired ends the tunnel; mock and OpenID sessions keep no token in the cookie.
+    if (session && (sessionExpiresAt(session) <= now || (session.accessToken !== undefined && !liveToken(session, now)) || isSessionRevoked(session))) tunnel.end()
+  }
+}
+
+/** Ends every open tunnel (FIN to both sides, destroyed a second later if still open): for the shutdown. */
+export function endAllTunnels(): void {
+  for (const tunnel of tunnels) tunnel.end()
+}
+
+onShutdown(endAllTunnels)
+
+/** Tunnels open now. */
+export function openTunnels(): number {
+  return tunnels.size
+}
+
+/** The contract's JSON error on a raw socket, then the socket is closed. */
+function refuse(socket: Socket, error: GatewayError, requestId: string): void {
+  if (socket.destroyed) return
+  closeWhenWritten(socket)
+  socket.end(rawErrorResponse(error.statusCode, error.statusMessage, requestId, error.headers))
+}
+
+/** The server's sockets are half-open: once the answer is out, the connection is closed without waiting for the client. */
+function closeWhenWritten(socket: Socket): void {
+  socket.once('finish', () => socket.destroy())
+}
+
+/** 504 when the backend did not answer the handshake in time, 502 for every other failure to reach it. */
+function handshakeFailure(error: unknown): GatewayError {
+  return (error as { code?: string } | null)?.code === 'ETIMEDOUT' ? new GatewayError(504, MESSAGES.apiTimeout) : new GatewayError(502, MESSAGES.apiUnreachable)
+}
+
+/**
+ * The gateway's rules for a handshake that goes to one of the app's own WebSocket routes (outside the tunnel): none
+ * once the drain has begun (503), none from another origin than this one or an APP_TRUSTED_ORIGINS one (403).
+ * Answered here with the contract's JSON error, and true; false when the app's route may take it.
+ */
+export function refusedAppHandshake(req: IncomingMessage, socket: Socket): boolean {
+  const { config } = useGatewayConfig()
+  const error = isShuttingDown()
+    ? new GatewayError(503, MESSAGES.shuttingDown)
+    : isSameOriginHandshake(req.headers.origin, unscopedClient(req).host, config.trustedOrigins) ? undefined : new GatewayError(403, MESSAGES.crossOrigin)
+  if (error) refuse(socket, error, requestIdOf(req))
+  return !!error
+}
+
+/** Whether a handshake is the tunnel's to take: under /api, on a path no route of the app owns (its other spellings included). */
+export function tunnelsUpgrade(req: IncomingMessage, decide: RouteDecider): boolean {
+  const path = routerPath(req.url ?? '/')
+  return isApiPath(path) && decideApiRequest(decide, path, 'get') !== 'route'
+}
+
+/**
+ * A WebSocket handshake (an HTTP upgrade request) that reached the server. Under /api/** (no app route owning the
+ * path), from this origin, an APP_TRUSTED_ORIGINS one or no browser: sent to the backend with the proxy's header rules;
+ * its 101 joins the two sockets (pipes: backpressure both ways; an end, close or error on one side ends both);
+ * any other answer goes back as it is. Everything else gets the contract's JSON error.
+ */
+export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, decide: RouteDecider): void {
+  const started = performance.now()
+  const requestId = requestIdOf(req)
+  const { config } = useGatewayConfig()
+  const client = unscopedClient(req)
+  const method = req.method ?? 'GET'
+  let status = 0
+  const ended = workStarted()
+  socket.on('error', () => socket.destroy())
+  socket.once('close', () => {
+    ended()
+    countExchange('api', method, status)
+    writeAccessLine({
+      method,
+      url: req.url,
+      status,
+      seconds: (performance.now() - started) / 1000,
+      bytes: socket.bytesWritten,
+      requestId,
+      client: client.ip,
+      group: 'api',
+      tunnelBytesIn: status === 101 ? socket.bytesRead : undefined,
+    })
+  })
+  const fail = (error: GatewayError) => {
+    // Once an answer has started (the backend's, or a 101), a later failure can only close the connection.
+    if (status !== 0) return void socket.destroy()
+    status = error.statusCode
+    refuse(socket, error, requestId)
+  }
+
+  const path = routerPath(req.url ?? '/')
+  if (isShuttingDown()) return fail(new GatewayError(503, MESSAGES.shuttingDown))
+  if (!isApiPath(path)) return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
+  if (String(req.headers.upgrade).toLowerCase() !== 'websocket' || method !== 'GET') return fail(new GatewayError(400, MESSAGES.upgradeUnsupported))
+  const decision = decideApiRequest(decide, path, 'get')
+  if (decision === 'refuse') return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
+  if (decision === 'route') return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
+  if (!isSameOriginHandshake(req.headers.origin, client.host, config.trustedOrigins)) return fail(new GatewayError(403, MESSAGES.crossOrigin))
+  if (!config.apiProxyTarget) return fail(new GatewayError(500, MESSAGES.proxyTargetMissing))
+  const target = new URL(config.apiProxyTarget)
+  const backendUrl = backendPath(req.url ?? '', target.pathname)
+  if (backendUrl === null) return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
+
+  const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
+  const session = cookie ? openLiveSession(cookie) : null
+  // A slot per session and per client address, from the handshake on (a burst cannot slip past), given back when the
+  // client's connection closes (a refused handshake) or the tunnel ends, whichever side ended it.
+  // An address is counted as the brute-force limits count it (IPv6 by its /64).
+  const { perSession, perClient } = config.webSocketLimits
+  const byClient = [`c:${rateLimitAddress(client.ip)}`, perClient] as const
+  const release = slots.take(session ? [[`s:${session.sid}`, perSession], byClient] : [byClient])
+  if (!release) {
+    warnCapped(`WebSocket: từ chối bắt tay vượt giới hạn (APP_WS_MAX_PER_SESSION ${perSession}, APP_WS_MAX_PER_CLIENT ${perClient}).`)
+    return fail(new GatewayError(429, MESSAGES.tooManyTunnels))
+  }
+  if (socket.destroyed) return release()
+  socket.once('close', release)
+  // The session's token: at once, or (an OpenID session's first use here, a renewal) when it comes.
+  const openBackend = (token: string | undefined) => {
+    const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, token))
+    try {
+      runProxyRequestHooks(headers, req)
+    }
+    catch (error) {
+      return fail(toGatewayError(error))
+    }
+
+    const backendRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
+      host: target.hostname,
+      port: target.port || undefined,
+      path: backendUrl,
+      method: 'GET',
+      headers,
+      agent: false,
+      timeout: config.apiProxyTimeout,
+    })
+    const onClientGone = () => backendRequest.destroy()
+    socket.once('close', onClientGone)
+    backendRequest.once('timeout', () => backendRequest.destroy(Object.assign(new Error('handshake timeout'), { code: 'ETIMEDOUT' })))
+    backendRequest.on('error', error => fail(handshakeFailure(error)))
+    // Any other answer (401, 403, 404, ...) goes back as it is, then the connection closes.
+    backendRequest.once('response', (response) => {
+      socket.off('close', onClientGone)
+      status = response.statusCode ?? 502
+      const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
+      socket.write(rawResponseHead(status, { ...out, connection: 'close' }))
+      closeWhenWritten(socket)
+      response.on('error', () => socket.destroy())
+      response.pipe(socket)
+      socket.once('close', () => response.destroy())
+    })
+    backendRequest.once('upgrade', (response, backendSocket: Socket, backendHead: Buffer) => {
+      socket.off('close', onClientGone)
+      if (socket.destroyed) return void backendSocket.destroy()
+      status = 101
+      const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
+      socket.write(rawResponseHead(101, { ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' }))
+      joinSockets(socket, head, backendSocket, backendHead, session, release)
+    })
+    backendRequest.end()
+  }
+  const token = sessionToken(session)
+  if (token instanceof Promise) {
+    token.then(value => socket.destroyed || openBackend(value), (error: unknown) => fail(toGatewayError(error)))
+    return
+  }
+  openBackend(token)
+}
+
+/**
+ * Joins the browser's and the backend's sockets; tracked for the session sweep and the shutdown. WebSockets have no
+ * half-close: when either side ends (its FIN), the tunnel ends both ways at once and gives its slots back (`release`),
+ * though the other side may never close its own (node:http's sockets are half-open); what either side sent before
+ * its end is still delivered.
+ */
+function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backendHead: Buffer, session: SessionPayload | null, release: () => void): void {
+  for (const side of [client, backend]) {
+    side.setTimeout(0)
+    side.setNoDelay(true)
+    side.setKeepAlive(true, KEEPALIVE_MS)
+  }
+  if (backendHead.length) client.write(backendHead)
+  if (clientHead.length) backend.write(clientHead)
+  client.pipe(backend, { end: false })
+  backend.pipe(client, { end: false })
+  const metrics = useMetrics()
+  if (metrics) metrics.live.tunnels++
+  let ending = false
+  let grace: NodeJS.Timeout | undefined
+  // FIN both ways, after what each side was already sent; what arrives from now on is read and dropped, so a side
+  // that closes is seen closing. Cut a grace period later if still open.
+  const end = () => {
+    if (ending) return
+    ending = true
+    release()
+    client.unpipe(backend)
+    backend.unpipe(client)
+    for (const side of [client, backend]) {
+      side.resume()
+      side.end()
+    }
+    grace = setTimeout(() => {
+      client.destroy()
+      backend.destroy()
+    }, END_GRACE_MS).unref()
+  }
+  const tunnel: Tunnel = { session, end }
+  let open = 2
+  const closed = () => {
+    end()
+    if (--open > 0) return
+    clearTimeout(grace)
+    tunnels.delete(tunnel)
+    if (metrics) metrics.live.tunnels--
+    if (tunnels.size === 0 && sweeper) {
+      clearInterval(sweeper)
+      sweeper = undefined
+    }
+  }
+  for (const side of [client, backend]) {
+    side.once('end', end)
+    side.once('close', closed)
+    side.on('error', end)
+  }
+  tunnels.add(tunnel)
+  sweeper ??= setInterval(sweepEndedSessions, SESSION_SWEEP_MS).unref()
+}

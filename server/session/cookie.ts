@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto'
+import { appendResponseHeader, type H3Event } from 'h3'
+import type { AuthUser } from '../../shared/types'
+import { fitSessionToBudget } from '../core/session/budget'
+import { cookieValues, DEVICE_COOKIE, readCookie, readSingleCookie, serializeCookie, SESSION_COOKIE } from '../core/session/cookie'
+import { isDeviceId } from '../core/iam/device'
+import { newSessionId, sealSession, SESSION_TTL_MS, type SessionPayload } from '../core/session/seal'
+import { useGatewayConfig } from '../ops/config'
+import { GatewayError, MESSAGES } from '../http/errors'
+import { useLogger } from '../ops/logger'
+import { isSessionRevoked } from './revocations'
+
+const SESSION_MAX_AGE = SESSION_TTL_MS / 1000
+const DEVICE_MAX_AGE = 365 * 24 * 60 * 60
+/** Secure everywhere but under `nuxt dev`. */
+const secure = !import.meta.dev
+
+/** The session a cookie value holds, or null: malformed, tampered, foreign, expired or revoked. */
+export function openLiveSession(value: string | undefined): SessionPayload | null {
+  if (!value) return null
+  const payload = useGatewayConfig().sessions.open(value)
+  return payload && !isSessionRevoked(payload) ? payload : null
+}
+
+/**
+ * The session of the request, or null for a missing, malformed, tampered, foreign, expired or revoked cookie, and for
+ * more than one svc_session value (a sibling subdomain can plant one that the browser sends first).
+ */
+export function readGatewaySession(event: H3Event): SessionPayload | null {
+  return openLiveSession(readSingleCookie(event.node.req.headers.cookie, SESSION_COOKIE))
+}
+
+/** Every session the request's svc_session values hold (each that opens and is not revoked). */
+export function readEverySession(event: H3Event): SessionPayload[] {
+  return cookieValues(event.node.req.headers.cookie, SESSION_COOKIE).map(openLiveSession).filter((session): session is SessionPayload => session !== null)
+}
+
+/** Whether the request carries more than one svc_session value. */
+export function hasPlantedSession(event: H3Event): boolean {
+  return cookieValues(event.node.req.headers.cookie, SESSION_COOKIE).length > 1
+}
+
+/** A new session, sealed: its payload (`sid`, `iat`) and the Set-Cookie value that carries it. */
+export interface SealedSession {
+  payload: SessionPayload
+  setCookie: string
+}
+
+/**
+ * Seals a new session for svc_session, without sending it. Over the 4 KB budget the stored user drops permissions,
+ * then roles; still over: 500, never a cookie the browser would drop silently.
+ */
+export function sealGatewaySession(session: { user: AuthUser, accessToken?: string, expiresAt?: number }): SealedSession {
+  const { seals } = useGatewayConfig()
+  const payload: SessionPayload = { ...session, iat: Date.now(), sid: newSessionId() }
+  const fit = fitSessionToBudget(payload, candidate =>
+    serializeCookie(SESSION_COOKIE, sealSession(candidate, seals.session), { maxAgeSeconds: SESSION_MAX_AGE, secure }))
+  if (!fit.ok) {
+    useLogger().error(`cookie ${SESSION_COOKIE} cần ${fit.bytes} byte, vượt giới hạn 4096 byte (token ${session.accessToken?.length ?? 0} ký tự).`)
+    throw new GatewayError(500, MESSAGES.cookieTooLarge)
+  }
+  if (fit.trimmed !== 'none') {
+    useLogger().warn(`cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ IAM).`)
+  }
+  return { payload, setCookie: fit.setCookie }
+}
+
+/** Seals a new session into svc_session (see sealGatewaySession) and sends it; returns its payload. */
+export function writeGatewaySession(event: H3Event, session: { user: AuthUser, accessToken?: string, expiresAt?: number }): SessionPayload {
+  const sealed = sealGatewaySession(session)
+  appendResponseHeader(event, 'set-cookie', sealed.setCookie)
+  return sealed.payload
+}
+
+/** Removes svc_session from the browser. */
+export function clearGatewaySession(event: H3Event): void {
+  appendResponseHeader(event, 'set-cookie', serializeCookie(SESSION_COOKIE, '', { maxAgeSeconds: 0, secure }))
+}
+
+/** The browser's stable device id (svc_device cookie, 1 year), created on first use. */
+export function useDeviceId(event: H3Event): string {
+  const existing = readCookie(event.node.req.headers.cookie, DEVICE_COOKIE)
+  if (isDeviceId(existing)) return existing
+  const id = randomUUID()
+  appendResponseHeader(event, 'set-cookie', serializeCookie(DEVICE_COOKIE, id, { maxAgeSeconds: DEVICE_MAX_AGE, secure }))
+  return id
+}

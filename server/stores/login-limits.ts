@@ -1,0 +1,95 @@
+import type { H3Event } from 'h3'
+import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/limits/rate-limit'
+import { clientAddress } from '../http/audit'
+import { useGatewayConfig } from '../ops/config'
+import { formatMessage } from '../../shared/messages'
+import { GatewayError, MESSAGES } from '../http/errors'
+import { IamRefusal } from '../iam/client'
+import { connectRedis } from './redis'
+import { RedisRateLimitStore } from './redis-rate-limit'
+
+let store: Promise<RateLimitStore> | undefined
+let started: Promise<void> | undefined
+
+/**
+ * Creates the counters once: in Redis when APP_REDIS_URL is set (in memory while Redis does not answer, as during an
+ * outage, and carried into Redis when it does), else in memory. The first attempt waits for the store, never for
+ * Redis: no count is made anywhere else. Resolves once Redis is connected and holds what was counted before (the
+ * server's readiness waits for it).
+ */
+export function startLoginLimits(): Promise<void> {
+  started ??= (async () => {
+    const { redisUrl, rateLimit } = useGatewayConfig().config
+    const local = new MemoryRateLimitStore(rateLimit.maxKeys)
+    if (!redisUrl) {
+      store = Promise.resolve(local)
+      return
+    }
+    const shared = connectRedis(redisUrl).then(client => new RedisRateLimitStore(client, local))
+    // A client that cannot even be made (config.ts checks the URL first): the counters stay in memory.
+    store = shared.catch(() => local)
+    await (await shared).caughtUp
+  })()
+  return started
+}
+
+/** The counters (started on first use when the server has not started them: tests, internal calls). */
+function useStore(): Promise<RateLimitStore> {
+  void startLoginLimits()
+  return store!
+}
+
+/** The address the client is counted by (through APP_TRUST_PROXY reverse proxies; IPv6 by its /64). */
+function countedAddress(event: H3Event): string {
+  return rateLimitAddress(clientAddress(event))
+}
+
+type AttemptOutcome = 'accepted' | 'refused' | 'other'
+
+interface AttemptTicket {
+  /** Ends the attempt: a refusal keeps its place; anything else gives it back; an accepted login clears (IP, user). */
+  finish(outcome: AttemptOutcome, clearUser?: boolean): Promise<void>
+}
+
+/**
+ * Reserves one attempt for (client IP, username) and for the client IP before any IAM call; over a limit: 429 with
+ * Retry-After. Only IAM refusals end up counted.
+ */
+async function reserveAttempt(event: H3Event, username: string): Promise<AttemptTicket> {
+  const { perUser, perIp, windowSeconds } = useGatewayConfig().config.rateLimit
+  const ip = countedAddress(event)
+  const userKey = limitKey('u', ip, username.normalize('NFKC').toLowerCase())
+  const ipKey = limitKey('ip', ip)
+  const entries: LimitEntry[] = [{ key: userKey, limit: perUser }, { key: ipKey, limit: perIp }]
+  const result = await (await useStore()).reserve(entries, windowSeconds * 1000)
+  if (!result.ok) {
+    const seconds = retryAfterSeconds(result.retryAfterMs)
+    throw new GatewayError(429, formatMessage(MESSAGES.tooManyAttempts, { seconds }), { 'retry-after': String(seconds) })
+  }
+  const reserved = entries.filter(entry => entry.limit > 0).map(entry => entry.key)
+  return {
+    async finish(outcome, clearUser = false) {
+      if (outcome === 'refused') return
+      await (await useStore()).release(reserved)
+      if (outcome === 'accepted' && clearUser && perUser > 0) await (await useStore()).clear(userKey)
+    },
+  }
+}
+
+/**
+ * Runs one IAM attempt under the brute-force limits: reserved before the call, kept only when the IAM refused
+ * (envelope, HTTP 401/403). `clearUser`: an accepted attempt clears the (IP, username) count (login does, OTP send not).
+ */
+export async function limitAttempt<T>(event: H3Event, username: string, clearUser: boolean, run: () => Promise<T>): Promise<T> {
+  const ticket = await reserveAttempt(event, username)
+  let result: T
+  try {
+    result = await run()
+  }
+  catch (error) {
+    await ticket.finish(error instanceof IamRefusal ? 'refused' : 'other')
+    throw error
+  }
+  await ticket.finish('accepted', clearUser)
+  return result
+}
