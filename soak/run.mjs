@@ -33,9 +33,9 @@ const logDir = join(out, 'logs')
 const sleep = (/** @type {number} */ ms) => new Promise(resolve => setTimeout(resolve, ms))
 const began = Date.now()
 const log = (/** @type {string} */ line) => console.log(`[soak ${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`)
-/** The proxy's pool limit, read from the source the build was made from (undici Agent `connections`). */
-const poolLimit = Number(/new Agent\(\{[^}]*connections: (\d+)/.exec(readFileSync(join(root, 'server/proxy/api-proxy.ts'), 'utf8'))?.[1])
-if (!poolLimit) throw new Error('server/proxy/api-proxy.ts: no `connections` limit found on the backend Agent')
+/** The proxy's pool limit: APP_API_PROXY_CONNECTIONS's default, read from the source the build was made from. */
+const poolLimit = Number(/apiProxyConnections: (\d+)/.exec(readFileSync(join(root, 'server/core/config/defaults.ts'), 'utf8'))?.[1])
+if (!poolLimit) throw new Error('server/core/config/defaults.ts: no `apiProxyConnections` default found')
 /** The session cache's bound (server/core/session/session-cache.ts), filled in the warm-up. */
 const cacheSize = Number(/maxEntries = (\d+)/.exec(readFileSync(join(root, 'server/core/session/session-cache.ts'), 'utf8'))?.[1])
 if (!cacheSize) throw new Error('server/core/session/session-cache.ts: no `maxEntries` bound found')
@@ -130,7 +130,7 @@ try {
     `2 gateway instances of the built playground (${logs.length} processes: ${logs.map(l => `${l.instance} pid ${l.pid}`).join(', ')}), one redis-server (append-only file, fsync always), the development IAM (APP_AUTH_TIMEOUT 2 s; its stall: 3 s), the soak backend (soak/backend.mjs)`,
     'load (soak/load.mjs): 8 users (log in, 4 session reads and 4 proxied GETs, log out), 2 streamers (uploads and downloads of 2 to 6 MiB), 3 tunnellers (a WebSocket echo for 10 s, then log out)',
     `warm-up: after the restart, ${primed.sessions} sessions logged in and each opened on every instance (${(primed.from / 1000).toFixed(1)}–${(primed.to / 1000).toFixed(1)} s), so that the session caches (${cacheSize} a process) are full before minute 2`,
-    `samples every ${runMs >= 300_000 ? 2 : 1} s; backend pool limit ${poolLimit} (server/proxy/api-proxy.ts)`,
+    `samples every ${runMs >= 300_000 ? 2 : 1} s; backend pool limit ${poolLimit} (APP_API_PROXY_CONNECTIONS)`,
   ]
   writeFileSync(join(out, 'faults.json'), JSON.stringify(windows, null, 2))
   writeFileSync(join(out, 'samples.json'), JSON.stringify(sampler.samples))
