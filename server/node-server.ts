@@ -14,16 +14,18 @@ import wsAdapter from 'crossws/adapters/node'
 import { toNodeListener } from 'h3'
 import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
 import { startScheduleRunner } from 'nitropack/runtime/internal'
-import { proxyApiRequest } from './proxy/api-proxy'
-import { useGatewayConfig } from './ops/config'
-import { sendGatewayError, toGatewayError } from './http/errors'
-import { flushLogs, useLogger } from './ops/logger'
 import { gateRequest } from './gate/gate'
-import { journalPendingRevocations } from './session/revocations'
-import { useRouteDecider } from './http/route-decider'
-import { beginDrain, isShuttingDown, workInFlight } from './ops/drain'
+import { answerProbe } from './gate/probes'
 import { startStores } from './gate/stores'
+import { sendGatewayError, toGatewayError } from './http/errors'
+import { useRouteDecider } from './http/route-decider'
+import { useGatewayConfig } from './ops/config'
+import { beginDrain, isShuttingDown, workInFlight } from './ops/drain'
+import { flushLogs, useLogger } from './ops/logger'
+import { proxyApiRequest } from './proxy/api-proxy'
 import { handleUpgrade, refusedAppHandshake, tunnelsUpgrade } from './proxy/ws-tunnel'
+import { journalPendingRevocations } from './session/revocations'
+import { answerVerify } from './verify/forward-auth'
 
 /** Request headers must arrive within this time. */
 const HEADERS_TIMEOUT_MS = 60_000
@@ -47,12 +49,14 @@ const cert = process.env.NITRO_SSL_CERT
 const key = process.env.NITRO_SSL_KEY
 const toNitro = toNodeListener(nitroApp.h3App)
 
-/** Every request: the gate works out its scope and answers what is its to answer; the proxy or Nitro serve the rest. */
+/** Every request: the gate works out its scope and answers its refusals; the proxy, Nitro, a probe or forward auth serve the rest. */
 function serve(req: IncomingMessage, res: ServerResponse): void {
   try {
     const scope = gateRequest(req, res)
     if (scope.route === 'proxy') proxyApiRequest(req, res, scope)
     else if (scope.route === 'nitro') toNitro(req, res)
+    else if (scope.route === 'probe') void answerProbe(scope.probe!, req, res)
+    else if (scope.route === 'verify') answerVerify(req, res, scope.client)
   }
   catch (error) {
     // Nothing above catches for us (a throw here would end the process): the contract's 500, logged without a stack.

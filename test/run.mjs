@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * `npm test`: the whole suite, in the order its parts need, as fast as two cores allow:
- *   1. lint, beside the type check of the playground (after `nuxt prepare`, which the type check needs);
+ *   1. lint and the layering of server/ (dependency-cruiser: docs/architecture.md), beside the type check of the
+ *      playground (after `nuxt prepare`, which the type check needs);
  *   2. the playground's build (the integration and browser tests start it);
  *   3. every vitest project in one run, files side by side (unit and components, integration, browser, consumer).
  * It ends with one line per phase and its wall time, then the test counts. Exit code: 0 only when every phase passed.
@@ -61,6 +62,7 @@ function finish(/** @type {{ passed: number, failed: number, skipped: number } |
 const started = performance.now()
 const checked = await Promise.all([
   run('lint', bin('eslint'), ['.'], { quiet: true }),
+  run('layers', bin('depcruise'), ['server', '--config', '.dependency-cruiser.cjs'], { quiet: true }),
   run('prepare', bin('nuxt'), ['prepare', 'playground'], { quiet: true })
     .then(ok => ok && run('typecheck', bin('nuxt'), ['typecheck', 'playground'], { quiet: true })),
 ])

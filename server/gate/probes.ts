@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { useGatewayConfig } from '../ops/config'
 import { GatewayError, MESSAGES, sendGatewayError } from '../http/errors'
-import { pingRevocationsRedis } from '../session/revocations'
-import { backendPoolState } from '../ops/metrics'
-import { isShuttingDown } from '../ops/drain'
 import { oidcReady } from '../oidc/provider'
+import { useGatewayConfig } from '../ops/config'
+import { isShuttingDown } from '../ops/drain'
+import { backendPoolState } from '../ops/metrics'
+import { pingRevocationsRedis } from '../session/revocations'
 import { storesReady } from './stores'
 
 /** How long the IAM and the backend get to answer a readiness check. */

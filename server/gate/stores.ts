@@ -1,8 +1,8 @@
+import { useTokenStore } from '../oidc/token-store'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
-import { useTokenStore } from '../oidc/token-store'
-import { startLoginLimits } from '../stores/login-limits'
 import { startRevocations } from '../session/revocations'
+import { startLoginLimits } from '../stores/login-limits'
 
 let starting: Promise<void> | undefined
 let ready = false

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AccessLine } from '../core/ops/access-line'
 import { capLogField } from '../core/ops/log-field'
 import { useGatewayConfig } from '../ops/config'
+import { workStarted } from '../ops/drain'
 import { accessLineWriter, useLogger } from '../ops/logger'
 import { useMetrics, type RouteGroup } from '../ops/metrics'
-import { workStarted } from '../ops/drain'
+import type { Exchange } from './scope'
 
 /** An access line's path is cut at this length (the query is never written: it may hold anything). */
 const MAX_LOGGED_PATH = 2048
@@ -69,12 +70,6 @@ export function writeAccessLine(facts: AccessFacts): void {
   const writeLine = accessLineWriter(log)
   if (writeLine) writeLine(level, line)
   else log[level](line, `${facts.method} ${path} ${facts.status}`)
-}
-
-/** A request followed by observeRequest. */
-export interface Exchange {
-  /** Run first when the exchange ends (the proxy's clean-up): one 'close' listener serves the whole request. */
-  onEnd?: () => void
 }
 
 /**

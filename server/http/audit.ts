@@ -1,20 +1,8 @@
 import type { H3Event } from 'h3'
-import { capLogField } from '../core/ops/log-field'
-import { GatewayError, RequestError } from './errors'
-import { IamRefusal } from '../iam/client'
-import { useLogger } from '../ops/logger'
-import { requestScope, unscopedClient } from '../gate/gate'
+import { auditLine } from '../ops/audit'
 import { useMetrics, type AttemptOutcome } from '../ops/metrics'
-
-/** The client's address, through APP_TRUST_PROXY reverse proxies (the request scope's, worked out at the gate). */
-export function clientAddress(event: H3Event): string {
-  return (requestScope(event)?.client ?? unscopedClient(event.node.req)).ip
-}
-
-/** What an audit line says of a request: who, from where, through which application, under which request id. */
-function requestFields(event: H3Event) {
-  return { client: clientAddress(event), requestId: requestScope(event)?.id ?? null }
-}
+import { GatewayError, IamRefusal, RequestError } from './errors'
+import { clientAddress, requestScope } from './scope'
 
 /** What a login or OTP attempt learned of its user while it ran. */
 export interface AttemptRecord {
@@ -63,11 +51,8 @@ export async function auditedAttempt<T>(event: H3Event, kind: 'login' | 'otp', r
 }
 
 /**
- * One audit line (type 'audit'), at info level unless said otherwise. Every text field is capped (capLogField: 128
- * characters, marked as cut): a username, an application code or a name comes from a client or an IAM.
+ * One audit line of a request (see ops/audit.ts): the fields given, then the client's address and the request id.
  */
-export function audit(event: H3Event | undefined, name: string, fields: Record<string, unknown>, level: 'info' | 'warn' | 'error' = 'info'): void {
-  const capped: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(fields)) capped[key] = typeof value === 'string' ? capLogField(value) : value
-  useLogger()[level]({ type: 'audit', event: name, ...capped, ...(event ? requestFields(event) : {}) }, name)
+export function audit(event: H3Event, name: string, fields: Record<string, unknown>, level: 'info' | 'warn' | 'error' = 'info'): void {
+  auditLine(name, fields, level, { client: clientAddress(event), requestId: requestScope(event)?.id ?? null })
 }

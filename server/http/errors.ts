@@ -13,6 +13,9 @@ export class GatewayError extends Error {
 /** A problem of the request itself (bad body, missing field, feature off), found before any IAM call. */
 export class RequestError extends GatewayError {}
 
+/** An IAM refusal: the envelope said no, or the IAM answered 401/403. Counted by the brute-force limits. */
+export class IamRefusal extends GatewayError {}
+
 /** The contract's messages, exactly (shared/messages/vi.ts: the pages recognise them there to show them in their language). */
 export const MESSAGES = vi.errors
 

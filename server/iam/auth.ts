@@ -1,12 +1,17 @@
+/**
+ * iam/: the contract's IAM. Login, user-info, applications and OTP calls with the mapping (this file), over one HTTP
+ * client with the envelope rule, timeouts and failures in the contract's words (client.ts).
+ * May import: core, ops, http, stores, session. Never oidc/: the two kinds of IAM do not know each other.
+ */
 import type { H3Event } from 'h3'
 import type { AuthClientOption, AuthUser, LoginCredentials, OtpSendRequest } from '../../shared/types'
 import { deviceNameFromUserAgent } from '../core/iam/device'
 import { getByPath, mapClients, mapExpiresAt, mapIamUser, mapToken, MappingLimitError, MAX_MAPPED_ENTRIES, toScalarText } from '../core/iam/mapping'
-import { useGatewayConfig } from '../ops/config'
 import { GatewayError, MESSAGES } from '../http/errors'
-import { callIam, expectIamSuccess } from './client'
+import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { useDeviceId } from '../session/cookie'
+import { callIam, expectIamSuccess } from './client'
 
 /** Device fields the IAM requires: one stable id per browser, a readable name, the type. */
 function deviceFields(event: H3Event) {

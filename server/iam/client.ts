@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici'
 import { checkEnvelope } from '../core/iam/envelope'
+import { GatewayError, IamRefusal, iamTimeoutMessage, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
-import { GatewayError, iamTimeoutMessage, MESSAGES } from '../http/errors'
 import { useLogger } from '../ops/logger'
 import { useMetrics, type IamEndpoint } from '../ops/metrics'
 
@@ -26,9 +26,6 @@ export interface IamAnswer {
   /** Parsed JSON, or undefined when the answer was not JSON. */
   json: unknown
 }
-
-/** An IAM refusal: the envelope said no, or the IAM answered 401/403. Counted by the brute-force limits. */
-export class IamRefusal extends GatewayError {}
 
 /** The IAM base address, or the contract's 500 when it is not configured. */
 export function requireIamBaseUrl(): string {

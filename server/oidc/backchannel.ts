@@ -1,9 +1,9 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose'
-import { audit } from '../http/audit'
 import { RequestError, MESSAGES } from '../http/errors'
+import { auditLine } from '../ops/audit'
 import { oidcSettings, useOidcClient } from './provider'
-import { endOidcSession } from './tokens'
 import { useTokenStore } from './token-store'
+import { endOidcSession } from './tokens'
 
 /**
  * POST /auth/backchannel-logout (OpenID Connect Back-Channel Logout 1.0): the provider's logout token, verified by
@@ -87,6 +87,6 @@ export async function backchannelLogout(token: string): Promise<number> {
     await store.forgetUse(claims.jti!).catch(() => undefined)
     throw error
   }
-  audit(undefined, 'logout.backchannel', { sessions: ended, providerSid: claims.sid ?? null, subject: claims.sub ?? null })
+  auditLine('logout.backchannel', { sessions: ended, providerSid: claims.sid ?? null, subject: claims.sub ?? null })
   return ended
 }

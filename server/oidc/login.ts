@@ -1,15 +1,15 @@
 import { getQuery, type H3Event } from 'h3'
 import * as client from 'openid-client'
 import { safeRedirect } from '../../shared/redirect'
-import { COOKIE_BUDGET_BYTES, readSingleCookie, serializeCookie, setCookieLineBytes } from '../core/session/cookie'
 import { mapIamUser, MappingLimitError } from '../core/iam/mapping'
+import { COOKIE_BUDGET_BYTES, readSingleCookie, serializeCookie, setCookieLineBytes } from '../core/session/cookie'
 import { sessionEndsAt, sealValue, unsealValue } from '../core/session/seal'
 import { audit } from '../http/audit'
-import { useGatewayConfig } from '../ops/config'
 import { GatewayError, MESSAGES } from '../http/errors'
+import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
-import { requestScope, unscopedClient } from '../gate/gate'
 import { clearGatewaySession, sealGatewaySession } from '../session/cookie'
+import { redirectUriFor } from './origin'
 import { oidcSettings, rediscoverOidc, useOidcClient } from './provider'
 import { expiryOf, keepTokens } from './tokens'
 
@@ -29,7 +29,6 @@ import { expiryOf, keepTokens } from './tokens'
  */
 const secure = !import.meta.dev
 const FLOW_COOKIE = secure ? '__Host-svc_oidc' : 'svc_oidc'
-const CALLBACK_PATH = '/auth/callback'
 const FLOW_TTL_SECONDS = 600
 const MAX_TRIPS = 3
 /**
@@ -94,22 +93,6 @@ function writeTrips(event: H3Event, trips: Flow[]): void {
 function tripRedirect(value: unknown): string {
   const path = safeRedirect(value)
   return path.length <= MAX_TRIP_REDIRECT ? path : '/'
-}
-
-/** The gateway's own origin as the browser sees it (X-Forwarded-Proto/-Host from a trusted proxy). */
-function ownOrigin(event: H3Event): string {
-  const client = requestScope(event)?.client ?? unscopedClient(event.node.req)
-  return `${client.proto}://${client.host}`
-}
-
-/** Where the provider sends the browser back: APP_OIDC_REDIRECT_URI, else this origin's /auth/callback. */
-function redirectUriFor(event: H3Event): string {
-  return oidcSettings().redirectUri || `${ownOrigin(event)}${CALLBACK_PATH}`
-}
-
-/** Where the provider sends the browser after its logout: APP_OIDC_POST_LOGOUT_REDIRECT_URI, else this origin's /. */
-export function postLogoutUriFor(event: H3Event): string {
-  return oidcSettings().postLogoutRedirectUri || `${ownOrigin(event)}/`
 }
 
 /** GET /auth/sso: the provider's authorization URL for this browser, with the trip's cookie set. */

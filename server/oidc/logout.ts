@@ -2,10 +2,10 @@ import type { H3Event } from 'h3'
 import * as client from 'openid-client'
 import type { SessionPayload } from '../core/session/seal'
 import { useLogger } from '../ops/logger'
-import { postLogoutUriFor } from './login'
+import { postLogoutUriFor } from './origin'
 import { oidcReady, refreshingClient, useOidcClient } from './provider'
-import { forgetTokens, tokensOf } from './tokens'
 import { useTokenStore } from './token-store'
+import { forgetTokens, tokensOf } from './tokens'
 
 /**
  * GET /auth/logout of an OpenID session (already revoked by the route): its tokens dropped from the store, and the

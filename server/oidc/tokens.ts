@@ -1,9 +1,9 @@
 import * as client from 'openid-client'
 import type { AuthUser } from '../../shared/types'
 import { sessionEndsAt, type SessionPayload } from '../core/session/seal'
-import { audit } from '../http/audit'
-import { useGatewayConfig } from '../ops/config'
 import { GatewayError, MESSAGES } from '../http/errors'
+import { auditLine } from '../ops/audit'
+import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { revokeSession } from '../session/revocations'
 import { refreshingClient } from './provider'
@@ -194,6 +194,6 @@ async function refresh(session: SessionPayload, record: TokenRecord): Promise<st
 export async function endOidcSession(record: TokenRecord, reason: string): Promise<void> {
   forgetTokens(record.sid)
   await revokeSession({ sid: record.sid, iat: record.iat, user: { id: record.userId } })
-  audit(undefined, 'logout.provider', { userId: record.userId, reason })
+  auditLine('logout.provider', { userId: record.userId, reason })
   await (await useTokenStore()).delete(record).catch(() => undefined)
 }

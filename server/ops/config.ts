@@ -1,9 +1,18 @@
+/**
+ * ops/: what the process runs on, for every layer above: its configuration (this file: APP_* parsed once, the sealed
+ * kinds' keys, the cache of opened session cookies), the logger, the metrics and their listener, audit lines, the
+ * drain's count of work in flight, throttled warnings, the tick-shape option.
+ * May import: core only (and its own files). Reads no request: the request's facts are http/'s.
+ */
 import { randomBytes } from 'node:crypto'
 import { useRuntimeConfig } from 'nitropack/runtime'
-import { overlayEnv, parseGatewayConfig, parseLoggingConfig, readSecrets, type GatewayConfig, type LoggingConfig, type RawGatewayConfig } from '../core/config/config'
+import { overlayEnv } from '../core/config/coerce'
+import { parseGatewayConfig, parseLoggingConfig, readSecrets } from '../core/config/config'
+import type { GatewayConfig, LoggingConfig, RawGatewayConfig } from '../core/config/types'
 import { deriveSealKeys, sessionKind, type SealKeys } from '../core/session/seal'
 import { SessionCache } from '../core/session/session-cache'
 import { useLogger } from './logger'
+import { watchSessionCache } from './metrics'
 
 /** The keys of each kind the gateway seals (core/session/seal.ts): never one kind's key for another's text. */
 export interface GatewaySeals {
@@ -65,7 +74,9 @@ export function useGatewayConfig(): GatewaySettings {
       oidcTrip: deriveSealKeys(config.secrets, 'oidc-trip'),
       oidcTokens: deriveSealKeys(config.secrets, 'oidc-tokens'),
     }
-    cached = { config, seals, sessions: new SessionCache(seals.session) }
+    const sessions = new SessionCache(seals.session)
+    watchSessionCache(() => ({ hits: sessions.hits, misses: sessions.misses }))
+    cached = { config, seals, sessions }
   }
   return cached
 }

@@ -1,5 +1,4 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { useGatewayConfig } from './config'
 
 /** Route groups of the request metrics: the contract's routes, the proxy, the probes, everything else ('page'). */
 export type RouteGroup = 'login' | 'session' | 'clients' | 'otp' | 'logout' | 'verify' | 'api' | 'probe' | 'page'
@@ -24,6 +23,12 @@ export interface BackendPoolState {
 }
 
 let readBackendPool: (() => BackendPoolState) | undefined
+let readSessionCache: (() => { hits: number, misses: number }) | undefined
+
+/** Lets the cache of opened session cookies report its hits and misses (ops/config.ts makes the cache). */
+export function watchSessionCache(read: () => { hits: number, misses: number }): void {
+  readSessionCache = read
+}
 
 /** Lets the backend pool report its state to the metrics and /readyz (the pool is made on the first proxied request). */
 export function watchBackendPool(read: () => BackendPoolState): void {
@@ -124,7 +129,6 @@ function createMetrics() {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'svc_gateway_' })
   const registers = [registry]
-  const { sessions } = useGatewayConfig()
   const live = { streams: 0, tunnels: 0 }
   // The per-request series: plain arithmetic on the request path, read by the registry at scrape time.
   const requests = new RequestTally()
@@ -181,8 +185,9 @@ function createMetrics() {
     registers,
     collect() {
       this.reset()
-      this.inc({ result: 'hit' }, sessions.hits)
-      this.inc({ result: 'miss' }, sessions.misses)
+      const counts = readSessionCache?.() ?? { hits: 0, misses: 0 }
+      this.inc({ result: 'hit' }, counts.hits)
+      this.inc({ result: 'miss' }, counts.misses)
     },
   })
   new Gauge({

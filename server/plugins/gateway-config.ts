@@ -1,13 +1,15 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
-import { ConfigError } from '../core/config/config'
+import type { LoginMethod } from '../../shared/types'
+import { ConfigError } from '../core/config/types'
+import { startStores } from '../gate/stores'
+import { startOidc, stopOidc } from '../oidc/provider'
+import { oidcAccessToken } from '../oidc/tokens'
 import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
-import { journalPendingRevocations } from '../session/revocations'
-import { startStores } from '../gate/stores'
-import { startOidc, stopOidc } from '../oidc/provider'
 import { keepTickShape } from '../ops/tick-shape'
-import type { LoginMethod } from '../../shared/types'
+import { journalPendingRevocations } from '../session/revocations'
+import { takeTokensFrom } from '../session/token'
 
 /**
  * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
@@ -34,6 +36,8 @@ export default defineNitroPlugin((nitroApp) => {
   nitroApp.hooks.hook('request', (event) => {
     event.context.svcAuthLogin = login
   })
+  // An OpenID session's tokens live beside it: the proxy, the tunnel and forward auth find them through the session.
+  if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken)
   void startOidc()
   nitroApp.hooks.hook('close', stopOidc)
   // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.

@@ -1,21 +1,27 @@
+/**
+ * proxy/: the ways to the backend. The /api/** stream (this file), its backend connections (backend-pool.ts) and
+ * upload rules (upload-guard.ts), the WebSocket tunnel (ws-tunnel.ts; dev-tunnel.ts under `nuxt dev`), and the app's
+ * onProxyRequest hooks (hooks.ts). A proxied request's token is the session's (session/token.ts), whatever the IAM.
+ * May import: core, ops, http, stores, session. Never iam/, oidc/ or verify/.
+ */
 import type { IncomingMessage, IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import type { Dispatcher } from 'undici'
+import { backendRequestHeaders, browserResponseHeaders, forwardContext, type ClientInfo } from '../core/http/forwarding'
+import { routerPath } from '../core/http/route-match'
+import { rateLimitAddress } from '../core/limits/rate-limit'
 import { backendPath } from '../core/proxy/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
-import { backendRequestHeaders, browserResponseHeaders, forwardContext, type ClientInfo } from '../core/http/forwarding'
-import { rateLimitAddress } from '../core/limits/rate-limit'
-import { routerPath } from '../core/http/route-match'
-import { useBackendPool } from './backend-pool'
-import { useGatewayConfig } from '../ops/config'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../http/errors'
-import { statusClass, useMetrics } from '../ops/metrics'
-import { runProxyRequestHooks } from './hooks'
-import type { Exchange } from '../http/access'
 import { proxiedRuleHeaders } from '../http/route-decider'
+import type { Exchange } from '../http/scope'
+import { useGatewayConfig } from '../ops/config'
+import { statusClass, useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
 import { openLiveSession } from '../session/cookie'
 import { sessionToken } from '../session/token'
+import { useBackendPool } from './backend-pool'
+import { runProxyRequestHooks } from './hooks'
 import { BodyIdleError, idleLimitedBody, takeUploadSlot } from './upload-guard'
 
 interface BackendTarget { origin: string, basePath: string, host: string }

@@ -1,15 +1,15 @@
-import { randomUUID } from 'node:crypto'
 import { defineWebSocket } from 'h3'
 import { parseURL } from 'ufo'
 import { WebSocket } from 'undici'
-import { backendPath } from '../core/proxy/api-path'
-import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
-import { acceptedRequestId, backendRequestHeaders, clientInfo, forwardContext } from '../core/http/forwarding'
+import { backendRequestHeaders, forwardContext } from '../core/http/forwarding'
 import { isSameOriginHandshake } from '../core/http/origin-check'
 import { decideApiRequest, routerPath } from '../core/http/route-match'
-import { useGatewayConfig } from '../ops/config'
+import { backendPath } from '../core/proxy/api-path'
+import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useRouteDecider } from '../http/route-decider'
+import { clientFrom, requestIdFrom } from '../http/scope'
+import { useGatewayConfig } from '../ops/config'
 import { openLiveSession } from '../session/cookie'
 import { sessionToken } from '../session/token'
 
@@ -59,7 +59,7 @@ export const devTunnel = defineWebSocket({
     request.headers.forEach((value, name) => {
       incoming[name] = value
     })
-    const requestId = acceptedRequestId(incoming['x-request-id']) ?? randomUUID()
+    const requestId = requestIdFrom(incoming)
     const { config } = useGatewayConfig()
     const { pathname, search } = parseURL(request.url)
     const rawUrl = pathname + search
@@ -67,7 +67,7 @@ export const devTunnel = defineWebSocket({
       throw refusal(error, requestId)
     }
     if (decideApiRequest(useRouteDecider(), routerPath(rawUrl), 'get') !== 'proxy') fail(new GatewayError(400, MESSAGES.apiPathInvalid))
-    const client = clientInfo(incoming, '', false, config.trustProxy)
+    const client = clientFrom(incoming, '', false)
     if (!isSameOriginHandshake(incoming.origin, client.host, config.trustedOrigins)) fail(new GatewayError(403, MESSAGES.crossOrigin))
     if (!config.apiProxyTarget) fail(new GatewayError(500, MESSAGES.proxyTargetMissing))
     const target = new URL(config.apiProxyTarget)

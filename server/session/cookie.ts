@@ -1,12 +1,18 @@
+/**
+ * session/: the live session. The sealed svc_session cookie (this file), revocations (revocations.ts, shared through
+ * Redis, with their journal: revocation-journal.ts), and the token a session sends (token.ts).
+ * May import: core, ops, http, stores. Never a kind of IAM: the contract IAM and OpenID Connect (iam/, oidc/) write
+ * sessions through here, and an OpenID session's tokens plug in through token.ts's takeTokensFrom.
+ */
 import { randomUUID } from 'node:crypto'
 import { appendResponseHeader, type H3Event } from 'h3'
 import type { AuthUser } from '../../shared/types'
+import { isDeviceId } from '../core/iam/device'
 import { fitSessionToBudget } from '../core/session/budget'
 import { cookieValues, DEVICE_COOKIE, readCookie, readSingleCookie, serializeCookie, SESSION_COOKIE } from '../core/session/cookie'
-import { isDeviceId } from '../core/iam/device'
 import { newSessionId, sealSession, SESSION_TTL_MS, type SessionPayload } from '../core/session/seal'
-import { useGatewayConfig } from '../ops/config'
 import { GatewayError, MESSAGES } from '../http/errors'
+import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { isSessionRevoked } from './revocations'
 

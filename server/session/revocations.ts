@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import { journalText, parseJournal, parseRevocation, RevocationSet, type RevocableSession, type Revocation } from '../core/session/revocations'
+import { parseRevocation, RevocationSet, type RevocableSession, type Revocation } from '../core/session/revocations'
 import { SESSION_TTL_MS } from '../core/session/seal'
-import { audit } from '../http/audit'
+import { auditLine } from '../ops/audit'
 import { useGatewayConfig } from '../ops/config'
+import { workStarted } from '../ops/drain'
 import { useLogger } from '../ops/logger'
 import { useMetrics } from '../ops/metrics'
-import { connectRedis, withinBudget } from '../stores/redis'
-import { workStarted } from '../ops/drain'
 import { throttledWarning } from '../ops/throttled-warning'
+import { connectRedis, withinBudget } from '../stores/redis'
+import { readJournal, removeJournal, writeJournal } from './revocation-journal'
 
 /** Redis keys of live revocations (expiring with the sessions they cover) and the channel that announces new ones. */
 const KEY_PREFIX = 'svc:rev:'
@@ -104,16 +104,8 @@ function settled(): void {
   clearInterval(retryTimer)
   retryTimer = undefined
   if (journalRead) {
-    const journal = journalRead
+    removeJournal(journalRead)
     journalRead = undefined
-    try {
-      rmSync(journal, { force: true })
-      useLogger().info({ journal }, 'Redis đã nhận mọi thu hồi phiên của nhật ký: xoá nhật ký.')
-    }
-    catch (error) {
-      // Harmless: its revocations are in Redis, and reading them again at the next start adds nothing.
-      useLogger().warn({ journal, error: (error as Error).message }, 'không xoá được nhật ký thu hồi phiên.')
-    }
   }
 }
 
@@ -152,21 +144,13 @@ async function redisLostData(redis: Redis): Promise<boolean> {
   return lost
 }
 
-/** Reads the journal a previous run of this instance left (APP_REVOCATION_JOURNAL): held here at once, sent to Redis. */
-function readJournal(path: string): void {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  }
-  catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') useLogger().error({ journal: path, error: (error as Error).message }, 'không đọc được nhật ký thu hồi phiên.')
-    return
-  }
-  const revocations = parseJournal(text)
+/** Takes in the journal a previous run of this instance left (APP_REVOCATION_JOURNAL): held here at once, sent to Redis. */
+function takeJournal(path: string): void {
+  const revocations = readJournal(path)
+  if (!revocations) return
   for (const revocation of revocations) revoked.add(revocation)
   journalRead = path
   keepPending(revocations)
-  useLogger().warn({ journal: path, count: revocations.length }, `đọc ${revocations.length} thu hồi phiên chưa gửi Redis từ nhật ký.`)
 }
 
 /**
@@ -187,7 +171,7 @@ let revocationsStarted: Promise<void> | undefined
 async function followRevocations(): Promise<void> {
   const { redisUrl, revocationJournal } = useGatewayConfig().config
   if (!redisUrl) return
-  if (revocationJournal) readJournal(revocationJournal)
+  if (revocationJournal) takeJournal(revocationJournal)
   const [redis, subscriber] = await Promise.all([connectRedis(redisUrl), connectRedis(redisUrl)])
   shared = { redis, subscriber }
   const onDown = (error?: unknown) => {
@@ -250,19 +234,9 @@ export function journalPendingRevocations(): void {
   const left = pending.filter(revocation => ttlOf(revocation) > 0)
   if (!left.length) return
   const { revocationJournal } = useGatewayConfig().config
-  let journal: string | null = null
-  if (revocationJournal) {
-    try {
-      writeFileSync(`${revocationJournal}.tmp`, journalText(left), { mode: 0o600 })
-      renameSync(`${revocationJournal}.tmp`, revocationJournal)
-      journal = revocationJournal
-    }
-    catch (error) {
-      useLogger().error({ journal: revocationJournal, error: (error as Error).message }, 'không ghi được nhật ký thu hồi phiên.')
-    }
-  }
+  const journal = revocationJournal && writeJournal(revocationJournal, left) ? revocationJournal : null
   for (const revocation of left) {
-    audit(undefined, 'revocation.unwritten', {
+    auditLine('revocation.unwritten', {
       kind: revocation.kind,
       userId: revocation.userId,
       issuedUpTo: revocation.kind === 'session' ? revocation.iat : revocation.before,
@@ -295,7 +269,7 @@ export function revokeSession(session: RevocableSession): Promise<void> {
  * administrator disabling an account). Sessions issued afterwards are not touched.
  */
 export function revokeUserSessions(userId: string): Promise<void> {
-  audit(undefined, 'revocation', { kind: 'user', userId })
+  auditLine('revocation', { kind: 'user', userId })
   return revoke({ kind: 'user', userId, before: Date.now() })
 }
 

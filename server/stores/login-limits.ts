@@ -1,10 +1,7 @@
-import type { H3Event } from 'h3'
-import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/limits/rate-limit'
-import { clientAddress } from '../http/audit'
-import { useGatewayConfig } from '../ops/config'
 import { formatMessage } from '../../shared/messages'
-import { GatewayError, MESSAGES } from '../http/errors'
-import { IamRefusal } from '../iam/client'
+import { limitKey, MemoryRateLimitStore, rateLimitAddress, retryAfterSeconds, type LimitEntry, type RateLimitStore } from '../core/limits/rate-limit'
+import { GatewayError, IamRefusal, MESSAGES } from '../http/errors'
+import { useGatewayConfig } from '../ops/config'
 import { connectRedis } from './redis'
 import { RedisRateLimitStore } from './redis-rate-limit'
 
@@ -39,11 +36,6 @@ function useStore(): Promise<RateLimitStore> {
   return store!
 }
 
-/** The address the client is counted by (through APP_TRUST_PROXY reverse proxies; IPv6 by its /64). */
-function countedAddress(event: H3Event): string {
-  return rateLimitAddress(clientAddress(event))
-}
-
 type AttemptOutcome = 'accepted' | 'refused' | 'other'
 
 interface AttemptTicket {
@@ -55,9 +47,10 @@ interface AttemptTicket {
  * Reserves one attempt for (client IP, username) and for the client IP before any IAM call; over a limit: 429 with
  * Retry-After. Only IAM refusals end up counted.
  */
-async function reserveAttempt(event: H3Event, username: string): Promise<AttemptTicket> {
+async function reserveAttempt(client: string, username: string): Promise<AttemptTicket> {
   const { perUser, perIp, windowSeconds } = useGatewayConfig().config.rateLimit
-  const ip = countedAddress(event)
+  // Counted by its address (IPv6 by its /64).
+  const ip = rateLimitAddress(client)
   const userKey = limitKey('u', ip, username.normalize('NFKC').toLowerCase())
   const ipKey = limitKey('ip', ip)
   const entries: LimitEntry[] = [{ key: userKey, limit: perUser }, { key: ipKey, limit: perIp }]
@@ -80,8 +73,8 @@ async function reserveAttempt(event: H3Event, username: string): Promise<Attempt
  * Runs one IAM attempt under the brute-force limits: reserved before the call, kept only when the IAM refused
  * (envelope, HTTP 401/403). `clearUser`: an accepted attempt clears the (IP, username) count (login does, OTP send not).
  */
-export async function limitAttempt<T>(event: H3Event, username: string, clearUser: boolean, run: () => Promise<T>): Promise<T> {
-  const ticket = await reserveAttempt(event, username)
+export async function limitAttempt<T>(client: string, username: string, clearUser: boolean, run: () => Promise<T>): Promise<T> {
+  const ticket = await reserveAttempt(client, username)
   let result: T
   try {
     result = await run()

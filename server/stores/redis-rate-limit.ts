@@ -2,8 +2,8 @@ import type { Redis } from 'ioredis'
 import { PendingCounts, type PendingCount } from '../core/limits/pending-counts'
 import { MemoryRateLimitStore, type LimitEntry, type RateLimitStore, type ReserveResult } from '../core/limits/rate-limit'
 import { useLogger } from '../ops/logger'
-import { withinBudget } from './redis'
 import { throttledWarning } from '../ops/throttled-warning'
+import { withinBudget } from './redis'
 
 /**
  * When any key is at its limit, returns the longest remaining window in ms and counts nothing (a refused attempt

@@ -1,3 +1,9 @@
+/**
+ * stores/: state shared by every instance through Redis: the connection (this file) and the brute-force limits'
+ * counters (login-limits.ts, redis-rate-limit.ts: in memory while Redis is away, carried in when it is back). The
+ * revocations and the OpenID token records keep their own Redis state in session/ and oidc/, on this connection's rules.
+ * May import: core, ops, http.
+ */
 import type { Redis } from 'ioredis'
 
 /** A Redis call may cost a request at most this long; then local state serves. */

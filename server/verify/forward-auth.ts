@@ -1,11 +1,15 @@
+/**
+ * verify/: forward auth, GET /auth/verify for a reverse proxy in front of other services (this file).
+ * May import: core, ops, http, stores, session, oidc (an OpenID session's whole user). Never proxy/ or iam/.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
-import { authRequestHeaders, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest, type VerifyQuery } from '../core/verify/forward-auth'
 import type { ClientInfo } from '../core/http/forwarding'
+import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
 import type { SessionPayload } from '../core/session/seal'
-import { useGatewayConfig } from '../ops/config'
+import { authRequestHeaders, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest, type VerifyQuery } from '../core/verify/forward-auth'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../http/errors'
 import { oidcSessionUser } from '../oidc/tokens'
+import { useGatewayConfig } from '../ops/config'
 import { openLiveSession } from '../session/cookie'
 import { sessionToken } from '../session/token'
 

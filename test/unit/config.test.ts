@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
-import { ConfigError, envName, overlayEnv, parseGatewayConfig, readSecrets, toBool, toInt, toList, toProxyTrust, type RawGatewayConfig } from '../../server/core/config/config'
+import { envName, overlayEnv, toBool, toInt, toList } from '../../server/core/config/coerce'
+import { parseGatewayConfig, readSecrets, toProxyTrust } from '../../server/core/config/config'
+import { ConfigError, type RawGatewayConfig } from '../../server/core/config/types'
 import { GATEWAY_DEFAULTS } from '../../server/core/config/defaults'
 import { iamTimeoutMessage } from '../../server/http/errors'
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, overlayEnv, parseGatewayConfig } from '../../server/core/config/config'
+import { overlayEnv } from '../../server/core/config/coerce'
+import { parseGatewayConfig } from '../../server/core/config/config'
+import { ConfigError } from '../../server/core/config/types'
 import { GATEWAY_DEFAULTS } from '../../server/core/config/defaults'
 import { deriveSealKeys, sealSession, unsealSession } from '../../server/core/session/seal'
 

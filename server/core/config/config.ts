@@ -1,185 +1,21 @@
 /**
- * Coercion and validation of the gateway's configuration, in one place.
- * Defaults are written once, in defaults.ts (shipped as `runtimeConfig.svcGateway` by nuxt.config.ts); every key is overridden by its `APP_*` variable,
- * read here as raw text (overlayEnv), so the app's own settings and NUXT_* variables stay the app's. Values may also
- * arrive parsed from the app's config ('1' the number 1, 'true' the boolean). Pure: no h3 or Nitro imports.
+ * core/: the gateway's pure code, a folder per concern as above it (config, http, proxy, session, iam, limits, ops,
+ * verify): values in, values out, no h3, Nitro, undici, Redis or logger; only core/, shared/ and Node's own modules.
+ * core/config/: the configuration: its types (types.ts), defaults (defaults.ts), the coercion of one value
+ * (coerce.ts), the OpenID settings (oidc-config.ts), the preset check (server-preset.ts), and the whole parse (this file).
+ *
+ * The whole configuration, checked in one place. Defaults are written once, in defaults.ts (shipped as
+ * `runtimeConfig.svcGateway` by nuxt.config.ts); every key is overridden by its `APP_*` variable, read as raw text
+ * (coerce.ts's overlayEnv), so the app's own settings and NUXT_* variables stay the app's.
  */
 
+import { checkTrustList } from '../http/forwarding'
+import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toRedisUrl, toText, MAX_LIMIT_SECONDS } from './coerce'
 import { GATEWAY_DEFAULTS as D } from './defaults'
-import { oidcMapping, parseOidcConfig, type OidcConfig } from './oidc-config'
-import { checkTrustList, type ProxyTrust } from '../http/forwarding'
+import { oidcMapping, parseOidcConfig } from './oidc-config'
+import { ConfigError, MIN_SECRET_LENGTH, type GatewayConfig, type IamMapping, type LoggingConfig, type LogLevel, type ProxyTrust, type RawGatewayConfig } from './types'
 
-export interface IamMapping {
-  token: string
-  expiresIn: string
-  id: string
-  name: string
-  email: string
-  roles: string
-  permissions: string
-  roleKey: string
-  permissionKey: string
-  /** '' disables the type filter. */
-  permissionType: string
-  permissionTypeKey: string
-  clients: string
-  clientId: string
-  clientCode: string
-  clientName: string
-  transactionId: string
-}
-
-export interface GatewayConfig {
-  /** 'iam': the contract's IAM; 'oidc': an OpenID Provider (`oidc` holds its settings). */
-  kind: 'iam' | 'oidc'
-  /** Set when kind is 'oidc'. */
-  oidc?: OidcConfig
-  mock: boolean
-  /** IAM base address without a trailing '/'; '' when not configured. */
-  baseURL: string
-  /** Application code used when a request carries no clientId. */
-  clientId: string
-  /** Seconds a successful applications list is kept; 0: not kept. */
-  clientsCacheSeconds: number
-  /** Seconds each IAM call may take (the contract's 10). */
-  iamTimeoutSeconds: number
-  endpoints: { login: string, userInfo: string, clients: string, otpSend: string, logout: string }
-  mapping: IamMapping
-  authenMethod: { authenticator: string, messenger: string }
-  /** Current secret first, then the previous ones (read only). */
-  secrets: string[]
-  /** Backend address without a trailing '/'; '' when not configured. */
-  apiProxyTarget: string
-  apiProxyTimeout: number
-  /** /api request bodies: the idle limit (ms), the cap per client address (0: none). */
-  apiUploads: { idleMs: number, perClient: number }
-  /** The backend's connection pool: its size, and how long a request waits for a connection (ms) before 503. */
-  apiPool: { connections: number, waitMs: number }
-  /** Seconds the body of POST /auth/login or /auth/otp/send may take to arrive after its headers. */
-  authBodyTimeoutSeconds: number
-  trustedOrigins: string[]
-  /** Number of reverse proxies in front of the gateway. */
-  trustProxy: ProxyTrust
-  rateLimit: { perUser: number, perIp: number, windowSeconds: number, maxKeys: number }
-  redisUrl: string
-  /** File where revocations Redis never took are kept across a restart of this instance; '' turns it off. */
-  revocationJournal: string
-  logging: LoggingConfig
-  /** Metrics listener; port 0 turns it off. */
-  metrics: { port: number, host: string }
-  /** Seconds in-flight requests get to finish after SIGTERM. */
-  shutdownTimeoutSeconds: number
-  /** Seconds an idle keep-alive connection from a client is kept open (Node's `server.keepAliveTimeout`). */
-  keepAliveTimeoutSeconds: number
-  /** WebSocket tunnels open at most per session and per client address (0: no limit). */
-  webSocketLimits: { perSession: number, perClient: number }
-  /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; ops/tick-shape.ts). */
-  keepTickShape: boolean
-  /** GET /auth/verify passes the IAM token on (APP_VERIFY_PASS_TOKEN). */
-  verifyPassToken: boolean
-}
-
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
-
-export interface LoggingConfig {
-  level: LogLevel
-  format: 'json' | 'pretty'
-  /** One line per request. */
-  access: boolean
-}
-
-/** Raised for a configuration that cannot work; the message names the variable. */
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
-
-export const MIN_SECRET_LENGTH = 32
-
-/** The runtimeConfig subtree the layer declares (see nuxt.config.ts); every leaf may arrive as any JSON value. */
-export interface RawGatewayConfig {
-  auth?: Record<string, unknown>
-  oidc?: Record<string, unknown>
-  session?: Record<string, unknown>
-  apiProxyTarget?: unknown
-  apiProxyTimeout?: unknown
-  apiBodyIdleTimeout?: unknown
-  apiUploadsPerClient?: unknown
-  apiProxyConnections?: unknown
-  apiPoolWait?: unknown
-  authBodyTimeout?: unknown
-  trustedOrigins?: unknown
-  trustProxy?: unknown
-  rateLimit?: Record<string, unknown>
-  redisUrl?: unknown
-  revocationJournal?: unknown
-  logLevel?: unknown
-  logFormat?: unknown
-  accessLog?: unknown
-  metricsPort?: unknown
-  metricsHost?: unknown
-  shutdownTimeout?: unknown
-  keepAliveTimeout?: unknown
-  wsMaxPerSession?: unknown
-  wsMaxPerClient?: unknown
-  keepTickShape?: unknown
-  verifyPassToken?: unknown
-}
-
-/** The APP_* variable of a key path under runtimeConfig.svcGateway: ['auth', 'baseURL'] is APP_AUTH_BASE_URL. */
-export function envName(path: readonly string[]): string {
-  return `APP_${path.map(part => part.replace(/([a-z\d])([A-Z])/g, '$1_$2').toUpperCase()).join('_')}`
-}
-
-/**
- * A copy of the configuration tree with each leaf replaced by its APP_* variable when that is set (raw text; the
- * parsers below coerce it). Keys that are not in the tree have no variable.
- */
-export function overlayEnv(tree: Record<string, unknown>, env: Record<string, string | undefined>, path: string[] = []): Record<string, unknown> {
-  const copy: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(tree)) {
-    const at = [...path, key]
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      copy[key] = overlayEnv(value as Record<string, unknown>, env, at)
-      continue
-    }
-    const variable = env[envName(at)]
-    copy[key] = variable === undefined ? value : variable
-  }
-  return copy
-}
-
-/** A string setting: numbers are turned into text, null/undefined/objects into the default. */
-export function toText(value: unknown, fallback = ''): string {
-  if (typeof value === 'string') return value.trim()
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
-  return fallback
-}
-
-/** A boolean setting: true/false/1/0/yes/no/on/off/'' (false). */
-export function toBool(value: unknown, variable: string): boolean {
-  if (typeof value === 'boolean') return value
-  if (value === undefined || value === null || value === '') return false
-  const text = String(value).trim().toLowerCase()
-  if (['true', '1', 'yes', 'on'].includes(text)) return true
-  if (['false', '0', 'no', 'off'].includes(text)) return false
-  throw new ConfigError(`${variable} phải là true hoặc false (nhận được '${String(value)}').`)
-}
-
-/** A whole number setting, at least `min` (and at most `max`, when given). '' gives the default. */
-export function toInt(value: unknown, fallback: number, variable: string, min = 0, max?: number): number {
-  if (value === undefined || value === null || value === '') return fallback
-  const number = typeof value === 'number' ? value : Number(String(value).trim())
-  if (!Number.isInteger(number) || number < min) {
-    throw new ConfigError(`${variable} phải là số nguyên >= ${min} (nhận được '${String(value)}').`)
-  }
-  if (max !== undefined && number > max) {
-    throw new ConfigError(`${variable} phải là số nguyên từ ${min} đến ${max} (nhận được '${String(value)}').`)
-  }
-  return number
-}
-
-/** The longest a time limit in seconds may be: past ~24.8 days Node's timers fire at once instead. */
-const MAX_LIMIT_SECONDS = 3_600
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /**
  * APP_TRUST_PROXY: false/0 (default), true (= 1), how many reverse proxies stand in front, or the addresses and networks
@@ -205,70 +41,6 @@ export function toProxyTrust(value: unknown): ProxyTrust {
   return list
 }
 
-/** A comma-separated list; arrays are accepted as they are. */
-export function toList(value: unknown): string[] {
-  const items = Array.isArray(value) ? value.map(item => toText(item)) : toText(value).split(',')
-  return items.map(item => item.trim()).filter(Boolean)
-}
-
-/**
- * A Redis address for ioredis (redis:// or rediss://, credentials percent-encoded), or '' for none. The message never
- * repeats the value: it may hold a password.
- */
-export function toRedisUrl(value: unknown, variable: string): string {
-  const text = toText(value)
-  if (!text) return ''
-  let url: URL
-  try {
-    url = new URL(text)
-    decodeURIComponent(url.username)
-    decodeURIComponent(url.password)
-  }
-  catch {
-    throw new ConfigError(`${variable} không phải địa chỉ Redis hợp lệ (redis://[:mật-khẩu@]máy[:cổng][/số-db], ký tự đặc biệt trong mật khẩu phải mã hoá %).`)
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`${variable} phải bắt đầu bằng redis:// hoặc rediss://.`)
-  if (!url.hostname) throw new ConfigError(`${variable} thiếu tên máy Redis.`)
-  return text
-}
-
-/** An http(s) base address without a trailing '/', or '' when empty. */
-export function toBaseUrl(value: unknown, variable: string): string {
-  const text = toText(value)
-  if (!text) return ''
-  let url: URL
-  try {
-    url = new URL(text)
-  }
-  catch {
-    throw new ConfigError(`${variable} không phải địa chỉ URL hợp lệ.`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${variable} phải bắt đầu bằng http:// hoặc https://.`)
-  }
-  if (url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`${variable} không được chứa query, fragment hay thông tin đăng nhập.`)
-  }
-  return text.replace(/\/+$/, '')
-}
-
-/** An endpoint path, '' when disabled; a missing leading '/' is added. */
-function toEndpoint(value: unknown, fallback: string): string {
-  const text = toText(value, fallback)
-  if (!text) return ''
-  return text.startsWith('/') ? text : `/${text}`
-}
-
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-
-/** One of a fixed set of words (case-insensitive); '' gives the default. */
-function toChoice<T extends string>(value: unknown, choices: readonly T[], fallback: T, variable: string): T {
-  const text = toText(value).toLowerCase()
-  if (!text) return fallback
-  if ((choices as readonly string[]).includes(text)) return text as T
-  throw new ConfigError(`${variable} phải là một trong ${choices.join(', ')} (nhận được '${String(value)}').`)
-}
-
 /** APP_LOG_LEVEL, APP_LOG_FORMAT and APP_ACCESS_LOG alone: the logger exists before the rest is checked. */
 export function parseLoggingConfig(raw: RawGatewayConfig): LoggingConfig {
   return {
@@ -276,13 +48,6 @@ export function parseLoggingConfig(raw: RawGatewayConfig): LoggingConfig {
     format: toChoice(raw.logFormat, ['json', 'pretty'] as const, D.logFormat as 'json', 'APP_LOG_FORMAT'),
     access: raw.accessLog === undefined || raw.accessLog === '' ? D.accessLog : toBool(raw.accessLog, 'APP_ACCESS_LOG'),
   }
-}
-
-/** APP_METRICS_PORT: '' (off) or a TCP port. */
-function toPort(value: unknown, variable: string): number {
-  const port = toInt(value, 0, variable)
-  if (port > 65_535) throw new ConfigError(`${variable} phải là số cổng từ 1 đến 65535 (nhận được '${String(value)}').`)
-  return port
 }
 
 /** Reads the session secrets; raises when the current one is missing or short. */

@@ -4,21 +4,7 @@
  * Pure.
  */
 import { GATEWAY_DEFAULTS as D } from './defaults'
-import type { IamMapping } from './config'
-
-export interface OidcConfig {
-  /** Issuer URL exactly as the provider names itself (no trailing '/' added or removed). */
-  issuer: string
-  clientId: string
-  /** '' for a public client. */
-  clientSecret: string
-  scopes: string
-  /** '' is the request's own origin + /auth/callback. */
-  redirectUri: string
-  /** '' is the request's own origin + /. */
-  postLogoutRedirectUri: string
-  autoRedirect: boolean
-}
+import type { IamMapping, OidcConfig } from './types'
 
 /** Claims paths when APP_AUTH_MAPPING_* is left at the contract IAM's default: the standard claims. */
 const OIDC_MAPPING: Partial<IamMapping> = {

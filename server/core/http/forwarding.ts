@@ -3,6 +3,7 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
+import type { ProxyTrust } from '../config/types'
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and the ones the proxy replaces; never forwarded to the backend. */
 const REQUEST_DROPPED = new Set([
@@ -127,7 +128,6 @@ export interface ClientInfo {
  * Which reverse proxies are believed (APP_TRUST_PROXY): how many stand in front (0: none), or the addresses and
  * networks they connect from (CIDR, or proxy-addr's names `loopback`, `linklocal`, `uniquelocal`).
  */
-export type ProxyTrust = number | readonly string[]
 
 type TrustTest = (address: string, hop: number) => boolean
 

@@ -3,7 +3,7 @@
  * Pure: no h3 or Nitro imports.
  */
 import type { AuthClientOption, AuthUser } from '../../../shared/types'
-import type { IamMapping } from '../config/config'
+import type { IamMapping } from '../config/types'
 
 /** The value at a dot-path from the JSON root ('body.tokenData.access_token'); undefined when any step is missing. */
 export function getByPath(source: unknown, path: string): unknown {

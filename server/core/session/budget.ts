@@ -1,6 +1,6 @@
 /** Fitting a session into the cookie budget by dropping what GET /auth/session re-reads from the IAM. Pure. */
-import type { SessionPayload } from './seal'
 import { COOKIE_BUDGET_BYTES, setCookieLineBytes } from './cookie'
+import type { SessionPayload } from './seal'
 
 export type BudgetResult
   = | { ok: true, setCookie: string, trimmed: 'none' | 'permissions' | 'roles' }

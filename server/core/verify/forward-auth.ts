@@ -3,9 +3,9 @@
  * ask before passing a request to a service that is not Nuxt: what it is asked, the headers of a yes, and the login
  * redirect of a browser navigation. Pure.
  */
-import type { AuthUser } from '../../../shared/types'
 import { hasAllPermissions, hasAnyPermission } from '../../../shared/permissions'
 import { internalPath } from '../../../shared/redirect'
+import type { AuthUser } from '../../../shared/types'
 
 /** The permissions a check asks for: every one of `all`, and one of `any` when that is not empty. */
 export interface VerifyQuery {

@@ -1,9 +1,9 @@
 import { defineEventHandler } from 'h3'
 import { routerPath } from '../../core/http/route-match'
-import { proxyApiRequest } from '../../proxy/api-proxy'
 import { GatewayError, MESSAGES, sendGatewayError } from '../../http/errors'
-import { requestIdOf, requestScope, unscopedClient } from '../../gate/gate'
 import { useApiDecider } from '../../http/route-decider'
+import { requestIdOf, requestScope, unscopedClient } from '../../http/scope'
+import { proxyApiRequest } from '../../proxy/api-proxy'
 import { devTunnel } from '../../proxy/dev-tunnel'
 
 /**

@@ -1,6 +1,6 @@
 import { RequestError, MESSAGES } from '../../http/errors'
-import { defineGatewayRoute } from '../../http/route'
 import { readFormFields } from '../../http/json-body'
+import { defineGatewayRoute } from '../../http/route'
 import { backchannelLogout } from '../../oidc/backchannel'
 import { isOidc } from '../../oidc/provider'
 

@@ -1,8 +1,8 @@
 import { MOCK_CLIENTS } from '../../core/iam/mock'
-import { useGatewayConfig } from '../../ops/config'
 import { defineGatewayRoute } from '../../http/route'
 import { cachedIamClients } from '../../iam/auth'
 import { requireIamBaseUrl } from '../../iam/client'
+import { useGatewayConfig } from '../../ops/config'
 import { useLogger } from '../../ops/logger'
 
 /** GET /auth/clients: the applications of the login form; an IAM failure is an empty list and a warning. */

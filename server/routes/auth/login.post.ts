@@ -1,14 +1,15 @@
 import { parseLoginCredentials } from '../../core/iam/credentials'
 import { mockUser } from '../../core/iam/mock'
 import { auditedAttempt } from '../../http/audit'
-import { useGatewayConfig } from '../../ops/config'
 import { MESSAGES, RequestError } from '../../http/errors'
+import { readJsonObject } from '../../http/json-body'
 import { defineGatewayRoute } from '../../http/route'
+import { clientAddress } from '../../http/scope'
 import { loginWithIam } from '../../iam/auth'
 import { requireIamBaseUrl } from '../../iam/client'
-import { readJsonObject } from '../../http/json-body'
-import { limitAttempt } from '../../stores/login-limits'
+import { useGatewayConfig } from '../../ops/config'
 import { writeGatewaySession } from '../../session/cookie'
+import { limitAttempt } from '../../stores/login-limits'
 
 /**
  * POST /auth/login: validate, (mock or) brute-force limits, IAM login + user-info, seal svc_session, answer { user }.
@@ -29,7 +30,7 @@ export default defineGatewayRoute(event => auditedAttempt(event, 'login', async 
     return { user }
   }
   requireIamBaseUrl()
-  const session = await limitAttempt(event, credentials.username, true, () => loginWithIam(event, credentials))
+  const session = await limitAttempt(clientAddress(event), credentials.username, true, () => loginWithIam(event, credentials))
   writeGatewaySession(event, session)
   record.userId = session.user.id
   return { user: session.user }

@@ -8,8 +8,8 @@ import { defineGatewayRoute, redirectTo } from '../../http/route'
 import { notifyIamLogout } from '../../iam/auth'
 import { endProviderSession } from '../../oidc/logout'
 import { isOidc } from '../../oidc/provider'
-import { revokeSession } from '../../session/revocations'
 import { clearGatewaySession, readEverySession } from '../../session/cookie'
+import { revokeSession } from '../../session/revocations'
 
 /**
  * GET /auth/logout: revokes the session (a copy of the cookie is no session anywhere afterwards), tells the IAM when

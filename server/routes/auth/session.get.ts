@@ -1,11 +1,11 @@
+import type { SessionResponse } from '../../../shared/types'
 import { liveToken, sessionExpiresAt } from '../../core/session/seal'
-import { oidcSessionUser } from '../../oidc/tokens'
-import { sessionToken } from '../../session/token'
-import { useGatewayConfig } from '../../ops/config'
 import { defineGatewayRoute } from '../../http/route'
 import { fetchIamUser } from '../../iam/auth'
+import { oidcSessionUser } from '../../oidc/tokens'
+import { useGatewayConfig } from '../../ops/config'
 import { clearGatewaySession, hasPlantedSession, readGatewaySession } from '../../session/cookie'
-import type { SessionResponse } from '../../../shared/types'
+import { sessionToken } from '../../session/token'
 
 const NO_SESSION: SessionResponse = { user: null, expiresAt: null }
 

@@ -3,8 +3,8 @@ import { LOGIN_PATH } from '../../../shared/guard'
 import { safeRedirect } from '../../../shared/redirect'
 import { GatewayError, RequestError, MESSAGES } from '../../http/errors'
 import { defineGatewayRoute, redirectTo } from '../../http/route'
-import { isOidc } from '../../oidc/provider'
 import { startProviderLogin } from '../../oidc/login'
+import { isOidc } from '../../oidc/provider'
 
 /**
  * GET /auth/sso?redirect=<path>: with APP_AUTH_KIND=oidc, 302 to the OpenID Provider's login (code + PKCE, state and

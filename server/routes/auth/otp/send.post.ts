@@ -1,12 +1,13 @@
 import { parseLoginCredentials } from '../../../core/iam/credentials'
 import { MOCK_TRANSACTION_ID } from '../../../core/iam/mock'
 import { auditedAttempt } from '../../../http/audit'
-import { useGatewayConfig } from '../../../ops/config'
 import { MESSAGES, RequestError } from '../../../http/errors'
+import { readJsonObject } from '../../../http/json-body'
 import { defineGatewayRoute } from '../../../http/route'
+import { clientAddress } from '../../../http/scope'
 import { sendIamOtp } from '../../../iam/auth'
 import { requireIamBaseUrl } from '../../../iam/client'
-import { readJsonObject } from '../../../http/json-body'
+import { useGatewayConfig } from '../../../ops/config'
 import { limitAttempt } from '../../../stores/login-limits'
 
 /**
@@ -24,5 +25,5 @@ export default defineGatewayRoute(event => auditedAttempt(event, 'otp', async (r
   if (config.mock) return { transactionId: MOCK_TRANSACTION_ID }
   if (!config.endpoints.otpSend) throw new RequestError(400, MESSAGES.otpNotConfigured)
   requireIamBaseUrl()
-  return await limitAttempt(event, username, false, () => sendIamOtp(event, { username, password, clientId }))
+  return await limitAttempt(clientAddress(event), username, false, () => sendIamOtp(event, { username, password, clientId }))
 }))

@@ -1,0 +1,142 @@
+/**
+ * The gateway's configuration as parsed (GatewayConfig) and as it arrives (RawGatewayConfig), its parts, and its error.
+ * Types only (and ConfigError): every module may read them, they import nothing.
+ */
+
+export interface GatewayConfig {
+  /** 'iam': the contract's IAM; 'oidc': an OpenID Provider (`oidc` holds its settings). */
+  kind: 'iam' | 'oidc'
+  /** Set when kind is 'oidc'. */
+  oidc?: OidcConfig
+  mock: boolean
+  /** IAM base address without a trailing '/'; '' when not configured. */
+  baseURL: string
+  /** Application code used when a request carries no clientId. */
+  clientId: string
+  /** Seconds a successful applications list is kept; 0: not kept. */
+  clientsCacheSeconds: number
+  /** Seconds each IAM call may take (the contract's 10). */
+  iamTimeoutSeconds: number
+  endpoints: { login: string, userInfo: string, clients: string, otpSend: string, logout: string }
+  mapping: IamMapping
+  authenMethod: { authenticator: string, messenger: string }
+  /** Current secret first, then the previous ones (read only). */
+  secrets: string[]
+  /** Backend address without a trailing '/'; '' when not configured. */
+  apiProxyTarget: string
+  apiProxyTimeout: number
+  /** /api request bodies: the idle limit (ms), the cap per client address (0: none). */
+  apiUploads: { idleMs: number, perClient: number }
+  /** The backend's connection pool: its size, and how long a request waits for a connection (ms) before 503. */
+  apiPool: { connections: number, waitMs: number }
+  /** Seconds the body of POST /auth/login or /auth/otp/send may take to arrive after its headers. */
+  authBodyTimeoutSeconds: number
+  trustedOrigins: string[]
+  /** Number of reverse proxies in front of the gateway. */
+  trustProxy: ProxyTrust
+  rateLimit: { perUser: number, perIp: number, windowSeconds: number, maxKeys: number }
+  redisUrl: string
+  /** File where revocations Redis never took are kept across a restart of this instance; '' turns it off. */
+  revocationJournal: string
+  logging: LoggingConfig
+  /** Metrics listener; port 0 turns it off. */
+  metrics: { port: number, host: string }
+  /** Seconds in-flight requests get to finish after SIGTERM. */
+  shutdownTimeoutSeconds: number
+  /** Seconds an idle keep-alive connection from a client is kept open (Node's `server.keepAliveTimeout`). */
+  keepAliveTimeoutSeconds: number
+  /** WebSocket tunnels open at most per session and per client address (0: no limit). */
+  webSocketLimits: { perSession: number, perClient: number }
+  /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; ops/tick-shape.ts). */
+  keepTickShape: boolean
+  /** GET /auth/verify passes the IAM token on (APP_VERIFY_PASS_TOKEN). */
+  verifyPassToken: boolean
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface LoggingConfig {
+  level: LogLevel
+  format: 'json' | 'pretty'
+  /** One line per request. */
+  access: boolean
+}
+
+/** Raised for a configuration that cannot work; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+export const MIN_SECRET_LENGTH = 32
+
+/** The runtimeConfig subtree the layer declares (see nuxt.config.ts); every leaf may arrive as any JSON value. */
+export interface RawGatewayConfig {
+  auth?: Record<string, unknown>
+  oidc?: Record<string, unknown>
+  session?: Record<string, unknown>
+  apiProxyTarget?: unknown
+  apiProxyTimeout?: unknown
+  apiBodyIdleTimeout?: unknown
+  apiUploadsPerClient?: unknown
+  apiProxyConnections?: unknown
+  apiPoolWait?: unknown
+  authBodyTimeout?: unknown
+  trustedOrigins?: unknown
+  trustProxy?: unknown
+  rateLimit?: Record<string, unknown>
+  redisUrl?: unknown
+  revocationJournal?: unknown
+  logLevel?: unknown
+  logFormat?: unknown
+  accessLog?: unknown
+  metricsPort?: unknown
+  metricsHost?: unknown
+  shutdownTimeout?: unknown
+  keepAliveTimeout?: unknown
+  wsMaxPerSession?: unknown
+  wsMaxPerClient?: unknown
+  keepTickShape?: unknown
+  verifyPassToken?: unknown
+}
+
+/** Where each field of the user, the token and the lists sit in the IAM's answers: dot paths (APP_AUTH_MAPPING_*). */
+export interface IamMapping {
+  token: string
+  expiresIn: string
+  id: string
+  name: string
+  email: string
+  roles: string
+  permissions: string
+  roleKey: string
+  permissionKey: string
+  /** '' disables the type filter. */
+  permissionType: string
+  permissionTypeKey: string
+  clients: string
+  clientId: string
+  clientCode: string
+  clientName: string
+  transactionId: string
+}
+
+/** The OpenID Connect settings (APP_AUTH_KIND=oidc, APP_OIDC_*), parsed by oidc-config.ts. */
+export interface OidcConfig {
+  /** Issuer URL exactly as the provider names itself (no trailing '/' added or removed). */
+  issuer: string
+  clientId: string
+  /** '' for a public client. */
+  clientSecret: string
+  scopes: string
+  /** '' is the request's own origin + /auth/callback. */
+  redirectUri: string
+  /** '' is the request's own origin + /. */
+  postLogoutRedirectUri: string
+  autoRedirect: boolean
+}
+
+/**
+ * APP_TRUST_PROXY as parsed: how many reverse proxies stand in front, or the addresses and networks they connect from
+ * (core/http/forwarding.ts walks X-Forwarded-For with it).
+ */
+export type ProxyTrust = number | readonly string[]
