@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { AUTHENTICATOR_OTP, MESSENGER_OTP, USERS } from '../../dev/iam.mjs'
-import { SCREENSHOTS, useBrowserStack } from '../support/browser'
+import { SCREENSHOTS, useBrowserStack, waitForHydration } from '../support/browser'
 
 const stack = useBrowserStack()
 let page: Page
@@ -28,6 +28,8 @@ async function loginAs(username: string, password: string, path = '/') {
   await fillLogin(username, password)
   await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
   await page.waitForURL(url(path))
+  // The page after a login is loaded whole: its buttons answer once it is hydrated.
+  await waitForHydration(page)
 }
 
 describe('the login flow of the contract', () => {

@@ -51,8 +51,16 @@ export function useBrowserStack(options: StackOptions = {}): BrowserStack {
 }
 
 /**
+ * Waits until the page's Vue app is mounted (hydrated). A page loaded whole (as after a login) shows its buttons
+ * before that; a click then reaches no handler, and on a loaded machine a test can be that quick.
+ */
+export async function waitForHydration(page: Page): Promise<void> {
+  await page.waitForFunction(() => !!(document.querySelector('#__nuxt') as { __vue_app__?: unknown } | null)?.__vue_app__)
+}
+
+/**
  * Logs in through the login page as a user would: opens `from` on the gateway at `base` (a protected page sends the
- * browser to the login page), fills the form once it is hydrated, submits, and waits to land on `to`.
+ * browser to the login page), fills the form once it is hydrated, submits, and waits to land on `to`, hydrated.
  */
 export async function logInThroughPage(page: Page, base: string, username: string, password: string, from = '/', to = from): Promise<void> {
   await page.goto(base + from)
@@ -61,6 +69,7 @@ export async function logInThroughPage(page: Page, base: string, username: strin
   await page.getByLabel('Mật khẩu').fill(password)
   await page.getByRole('button', { name: 'Đăng nhập', exact: true }).click()
   await page.waitForURL(base + to)
+  await waitForHydration(page)
 }
 
 let axeSource: string | undefined
