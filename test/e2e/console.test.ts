@@ -1,6 +1,6 @@
 import type { ConsoleMessage, Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
-import { logInThroughPage, useBrowserStack } from '../support/browser'
+import { logInThroughPage, useBrowserStack, waitForHydration } from '../support/browser'
 
 const stack = useBrowserStack()
 const url = (path: string) => stack.gateway.url + path
@@ -39,6 +39,7 @@ describe('a clean console', () => {
     }
     // Through the menu, as a user clicks (client navigation).
     await page.goto(url('/'))
+    await waitForHydration(page)
     const menu = page.getByRole('navigation', { name: 'Điều hướng chính' })
     for (const name of ['Đơn hàng', 'Giới thiệu', 'Trang chủ']) {
       await menu.getByRole('link', { name }).click()
@@ -52,6 +53,7 @@ describe('a clean console', () => {
     await page.waitForLoadState('networkidle')
     // The 403 page has no menu: home, then out.
     await page.goto(url('/'))
+    await waitForHydration(page)
     await page.getByRole('button', { name: 'Đăng xuất' }).click()
     await page.waitForURL(/\/auth\/login/)
     expect(problems).toEqual([])

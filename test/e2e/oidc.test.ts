@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { LOGIN_FORM } from '../../dev/oidc-provider.mjs'
-import { axeViolations, launchChromium } from '../support/browser'
+import { axeViolations, launchChromium, waitForHydration } from '../support/browser'
 import { useOidcStack } from '../support/oidc'
 
 // The playground behind a gateway with APP_AUTH_KIND=oidc, the development provider (its own login page; access
@@ -23,7 +23,7 @@ afterEach(async () => {
   await context.close()
 })
 
-/** From a protected page to the login page, its SSO button, the provider's own form, and back. */
+/** From a protected page to the login page, its SSO button, the provider's own form, and back, hydrated. */
 async function logInThroughProvider(page: Page, from: string, username = 'admin', password = 'admin123') {
   await page.goto(url(from))
   await page.waitForURL(at => at.pathname === '/auth/login' && at.searchParams.get('redirect') === from)
@@ -33,6 +33,7 @@ async function logInThroughProvider(page: Page, from: string, username = 'admin'
   await page.locator(LOGIN_FORM.password).fill(password)
   await page.locator(LOGIN_FORM.submit).first().click()
   await page.waitForURL(url(from))
+  await waitForHydration(page)
 }
 
 describe('OpenID Connect in Chromium: the provider\'s own login page', () => {
