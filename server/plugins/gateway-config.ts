@@ -19,6 +19,9 @@ import { takeTokensFrom } from '../session/token'
  * entries is kept alive, so an idle spell cannot slow the proxy (ops/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
+  // The prerenderer (public pages prerendered by route rules) runs in the build, where nothing of the gateway starts:
+  // its pages are rendered without a session (app/plugins/02.auth.ts).
+  if (import.meta.prerender) return
   const log = setLogger(createLogger(loggingSettings()))
   if (!import.meta.dev) routeConsoleToLogger(log)
   let config
