@@ -22,7 +22,8 @@ import { takeTokensFrom } from '../session/token'
  */
 export default defineNitroPlugin((nitroApp) => {
   // The prerenderer (public pages prerendered by route rules) runs in the build, where nothing of the gateway starts:
-  // its pages are rendered without a session (app/plugins/02.auth.ts).
+  // its pages are rendered without a session (app/plugins/02.auth.ts), their /api/** calls proxied without a token
+  // (the configuration is read when first used, with a random session key: ops/config.ts).
   if (import.meta.prerender) return
   const log = setLogger(createLogger(loggingSettings()))
   if (!import.meta.dev) routeConsoleToLogger(log)

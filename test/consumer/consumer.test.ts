@@ -97,16 +97,20 @@ const shown: AuthUser | null = user.value
   </main>
 </template>
 `,
-  // A public page prerendered at build time (route rule above): it knows the user once it runs in the browser.
+  // A public page prerendered at build time (route rule above): it knows the user once it runs in the browser. What it
+  // asks of /api/** while it renders goes to the build's APP_API_PROXY_TARGET, without a session (the sample backend
+  // answers 401 then).
   'app/pages/about.vue': `<script setup lang="ts">
 definePageMeta({ auth: false })
 const { user } = useAuth()
+const { error } = await useFetch('/api/orders')
 </script>
 
 <template>
   <main>
     <h1>Giới thiệu</h1>
     <p data-testid="who">{{ user?.name ?? 'Khách' }}</p>
+    <p data-testid="orders">{{ error?.statusCode ?? 200 }} {{ error?.data?.message }}</p>
   </main>
 </template>
 `,
@@ -193,7 +197,7 @@ beforeAll(async () => {
     return run.output
   })])
   backend = await startSampleBackend({ iamUrl: iam.url })
-  const build = await nuxt(['build'])
+  const build = await nuxt(['build'], { APP_API_PROXY_TARGET: backend.url })
   if (build.status !== 0) throw new Error(`nuxt build ended with ${build.status ?? build.signal}:\n${build.output}`)
   cleanCheck = nuxt(['typecheck'])
   gateway = await startGateway({
@@ -226,7 +230,7 @@ describe('a fresh app that installs the packed layer', () => {
 
   it('prerenders its public page by a route rule and serves that file; in the browser the page then knows the user', async () => {
     const file = readFileSync(join(app, '.output/public/about/index.html'), 'utf8')
-    expect(file).toContain('<h1>Giới thiệu</h1><p data-testid="who">Khách</p>')
+    expect(file).toContain('<h1>Giới thiệu</h1><p data-testid="who">Khách</p><p data-testid="orders">401 Chưa đăng nhập hoặc phiên đã hết hạn.</p>')
     const login = await fetch(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'viewer', password: 'viewer123' }) })
     const cookie = cookiePair(findSetCookie(login, 'svc_session')!)
     for (const headers of [{}, { cookie }]) {
