@@ -52,7 +52,8 @@ async function devOidc(port, origin) {
   Clients    gateway / gateway-secret (client_secret_basic), gateway-public (PKCE only), for the gateway at ${origin}
   Accounts   ${accounts(provider.OIDC_USERNAMES)}
   Your app   APP_AUTH_KIND=oidc APP_OIDC_ISSUER=${op.issuer} APP_OIDC_CLIENT_ID=gateway APP_OIDC_CLIENT_SECRET=gateway-secret \\
-             APP_API_PROXY_TARGET=<your backend> npx nuxt dev    (open ${origin}: the provider knows no other address)
+             APP_AUTH_MAPPING_ROLES=realm_access.roles APP_API_PROXY_TARGET=<your backend> npx nuxt dev
+             (open ${origin}: the provider knows no other address)
 `)
   return op
 }
