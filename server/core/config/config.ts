@@ -2,7 +2,8 @@
  * core/: the gateway's pure code, a folder per concern as above it (config, http, proxy, session, iam, limits, ops,
  * verify): values in, values out, no h3, Nitro, undici, Redis or logger; only core/, shared/ and Node's own modules.
  * core/config/: the configuration: its types (types.ts), defaults (defaults.ts), the coercion of one value
- * (coerce.ts), the OpenID settings (oidc-config.ts), the preset check (server-preset.ts), and the whole parse (this file).
+ * (coerce.ts), the OpenID settings (oidc-config.ts), the mock user (mock-user.ts), the preset and prerender checks
+ * (server-preset.ts), what a parsed configuration still lacks (start-checks.ts), and the whole parse (this file).
  *
  * The whole configuration, checked in one place. Defaults are written once, in defaults.ts (shipped as
  * `runtimeConfig.svcGateway` by nuxt.config.ts); every key is overridden by its `APP_*` variable, read as raw text
