@@ -2,12 +2,32 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gatewayRouteTable } from './server/core/http/route-table'
 import { GATEWAY_DEFAULTS } from './server/core/config/defaults'
-import { presetRefusal } from './server/core/config/server-preset'
+import { presetRefusal, prerenderedLoginRefusal, STATIC_REFUSAL } from './server/core/config/server-preset'
 import gatewayPreset from './server/preset'
+import type { Nitro } from 'nitropack'
 
 const LAYER_DIR = dirname(fileURLToPath(import.meta.url))
 /** The layer's own /api/** catch-all (the proxy); every other route under /api belongs to the app and wins. */
 const PROXY_ROUTE_FILE = join(LAYER_DIR, 'server/routes/api/[...path].ts')
+
+/**
+ * The modules the gateway's code reads from the build (server/http/route-decider.ts): the app's route rules that set
+ * headers, and every route of Nitro's router. Made for the server's build and for the prerenderer's, its own Nitro.
+ */
+function addGatewayModules(nitro: Nitro): void {
+  // The app's route rules that set headers: the proxy gives them to the answers of /api/** (server/proxy/api-proxy.ts).
+  nitro.options.virtual['#svc-gateway/route-headers'] = () => {
+    const rules = Object.entries(nitro.options.routeRules)
+      .filter(([, rule]) => rule.headers && Object.keys(rule.headers).length)
+      .map(([route, rule]) => ({ route, headers: rule.headers }))
+    return `export default ${JSON.stringify(rules)}`
+  }
+  nitro.options.virtual['#svc-gateway/routes'] = () => {
+    // Nitro adds the page renderer as '/**' for every method; a build without the proxy route fails here.
+    const routes = gatewayRouteTable([...nitro.scannedHandlers, ...nitro.options.handlers], PROXY_ROUTE_FILE, !!nitro.options.renderer)
+    return `export default ${JSON.stringify(routes)}`
+  }
+}
 
 /**
  * svc-auth-gateway: a Nuxt layer. Every key under runtimeConfig.svcGateway is overridden at start by its APP_*
@@ -49,6 +69,8 @@ declare module 'vue' {
     // server middleware runs before it there) and the /api/** WebSocket tunnel on Nitro's WebSocket support (the
     // slower route).
     'nitro:config'(nitroConfig) {
+      // `nuxt generate` makes files without a server: no login, no session, no /api/**.
+      if (nitroConfig.static && !nitroConfig.dev) throw new Error(STATIC_REFUSAL)
       if (nitroConfig.dev) {
         nitroConfig.handlers = [{ middleware: true, handler: join(LAYER_DIR, 'server/dev/gate.ts') }, ...nitroConfig.handlers ?? []]
         nitroConfig.experimental = { ...nitroConfig.experimental, websocket: true }
@@ -64,18 +86,13 @@ declare module 'vue' {
         const refusal = presetRefusal(nitro.options.preset, nitro.options.entry, gatewayPreset.entry)
         if (refusal) throw new Error(refusal)
       }
-      // The app's route rules that set headers: the proxy gives them to the answers of /api/** (server/proxy/api-proxy.ts).
-      nitro.options.virtual['#svc-gateway/route-headers'] = () => {
-        const rules = Object.entries(nitro.options.routeRules)
-          .filter(([, rule]) => rule.headers && Object.keys(rule.headers).length)
-          .map(([route, rule]) => ({ route, headers: rule.headers }))
-        return `export default ${JSON.stringify(rules)}`
-      }
-      nitro.options.virtual['#svc-gateway/routes'] = () => {
-        // Nitro adds the page renderer as '/**' for every method; a build without the proxy route fails here.
-        const routes = gatewayRouteTable([...nitro.scannedHandlers, ...nitro.options.handlers], PROXY_ROUTE_FILE, !!nitro.options.renderer)
-        return `export default ${JSON.stringify(routes)}`
-      }
+      addGatewayModules(nitro)
+      // Pages prerendered by route rules (public ones: the build has no session) are rendered by a Nitro of their own.
+      nitro.hooks.hook('prerender:init', addGatewayModules)
+      nitro.hooks.hook('prerender:generate', (route) => {
+        const refusal = prerenderedLoginRefusal(route.route, route.contents, nitro.options.baseURL)
+        if (refusal) route.error = Object.assign(new Error(refusal), { statusCode: 500 })
+      })
     },
   },
 })

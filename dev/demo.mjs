@@ -42,7 +42,8 @@ const gateway = spawn(process.execPath, [entry], {
     HOST: host,
     PORT: String(port),
     ...(provider
-      ? { APP_AUTH_KIND: 'oidc', APP_OIDC_ISSUER: provider.url, APP_OIDC_CLIENT_ID: 'gateway', APP_OIDC_CLIENT_SECRET: 'gateway-secret', APP_AUTH_MAPPING_ROLES: 'realm_access.roles' }
+      // The provider knows the gateway at this one origin (no proxy in front: the start's warning does not apply).
+      ? { APP_AUTH_KIND: 'oidc', APP_OIDC_ISSUER: provider.url, APP_OIDC_CLIENT_ID: 'gateway', APP_OIDC_CLIENT_SECRET: 'gateway-secret', APP_AUTH_MAPPING_ROLES: 'realm_access.roles', APP_OIDC_REDIRECT_URI: `${origin}/auth/callback` }
       : { APP_AUTH_BASE_URL: iam?.url }),
     APP_API_PROXY_TARGET: backend.url,
     APP_SESSION_SECRET: process.env.APP_SESSION_SECRET ?? randomBytes(32).toString('hex'),

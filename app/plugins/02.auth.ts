@@ -17,6 +17,8 @@ import { announceAuthChange, onAuthChange } from '../lib/auth-channel'
 export default defineNuxtPlugin({
   name: 'svc-auth',
   async setup() {
+    // A page prerendered at build time has no session to read: the browser reads it when the page runs.
+    if (import.meta.prerender) return
     const loaded = useState<boolean>('svc:auth:loaded', () => false)
     if (!(import.meta.client && loaded.value)) {
       await useAuth().refresh()

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { missingSettings } from '../core/config/start-checks'
 import { GatewayError, MESSAGES, sendGatewayError } from '../http/errors'
 import { oidcReady } from '../oidc/provider'
 import { useGatewayConfig } from '../ops/config'
@@ -53,7 +54,8 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
  * GET /healthz: 200 `{ status: 'ok' }` while the process serves. GET /readyz: 200 when the gateway can serve (Redis
  * answers, when configured), else 503: `starting` until the stores have started (gate/stores.ts) and, with
  * APP_AUTH_KIND=oidc, the provider's discovery has succeeded (`checks.oidc`), `not ready` while
- * Redis does not answer, `shutting down` from the moment SIGTERM arrives; the body names each dependency and
+ * Redis does not answer or a required setting is missing (`checks.config`: `{ missing: [APP_*, ...] }`, else `ok`:
+ * core/config/start-checks.ts), `shutting down` from the moment SIGTERM arrives; the body names each dependency and
  * whether it answered (IAM or backend never make it fail), and `backendPool`: `saturated` while every backend
  * connection is busy (requests wait for one, then 503), else `ok`. A saturated pool never makes it fail either: under
  * a flood that would take every instance out of the load balancer at once. Other methods: 405.
@@ -71,8 +73,11 @@ export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMess
   ])
   // An OpenID Provider whose discovery has not succeeded yet: no login could start.
   const oidc = config.kind !== 'oidc' ? undefined : oidcReady() ? 'up' : 'down'
-  const status = isShuttingDown() ? 'shutting down' : !storesReady() || oidc === 'down' ? 'starting' : redis === 'down' ? 'not ready' : 'ready'
+  // An instance that cannot log anyone in (or reach no backend) is not ready: the variables it lacks are named.
+  const missing = missingSettings(config)
+  const status = isShuttingDown() ? 'shutting down' : !storesReady() || oidc === 'down' ? 'starting' : redis === 'down' || missing.length ? 'not ready' : 'ready'
   const pool = backendPoolState()
   const backendPool = pool && pool.busy >= pool.size ? 'saturated' : 'ok'
-  send(req, res, status === 'ready' ? 200 : 503, { status, checks: { redis, iam, backend, backendPool, ...(oidc ? { oidc } : {}) } })
+  const checks = { config: missing.length ? { missing } : 'ok', redis, iam, backend, backendPool, ...(oidc ? { oidc } : {}) }
+  send(req, res, status === 'ready' ? 200 : 503, { status, checks })
 }

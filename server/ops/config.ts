@@ -28,8 +28,12 @@ interface GatewaySettings { config: GatewayConfig, seals: GatewaySeals, sessions
 
 let cached: GatewaySettings | undefined
 
-/** Reads the session secrets; under `nuxt dev` a missing one becomes a random per-process key (with a warning). */
+/**
+ * Reads the session secrets; under `nuxt dev` a missing one becomes a random per-process key (with a warning). The
+ * prerenderer (pages prerendered at build time, without a session) opens and seals nothing: a random key, always.
+ */
 function secretsFor(raw: RawGatewayConfig): string[] {
+  if (import.meta.prerender) return [randomBytes(32).toString('hex')]
   const current = raw.session?.secret
   const previous = raw.session?.secretPrevious
   if (import.meta.dev && String(current ?? '').length < 32) {

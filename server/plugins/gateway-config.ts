@@ -1,5 +1,6 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
 import type { LoginMethod } from '../../shared/types'
+import { missingSettingLine, missingSettings, settingWarnings } from '../core/config/start-checks'
 import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
 import { startOidc, stopOidc } from '../oidc/provider'
@@ -14,11 +15,16 @@ import { takeTokensFrom } from '../session/token'
 /**
  * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
- * with a message naming the variable); then the metrics listener, the brute-force counters and
+ * with a message naming the variable; a missing IAM address or backend is an error line naming it, settings that likely
+ * do not work as meant a warning); then the metrics listener, the brute-force counters and
  * the shared revocations, and the OpenID Provider's discovery (APP_AUTH_KIND=oidc, retried until it succeeds). With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
  * entries is kept alive, so an idle spell cannot slow the proxy (ops/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
+  // The prerenderer (public pages prerendered by route rules) runs in the build, where nothing of the gateway starts:
+  // its pages are rendered without a session (app/plugins/02.auth.ts), their /api/** calls proxied without a token
+  // (the configuration is read when first used, with a random session key: ops/config.ts).
+  if (import.meta.prerender) return
   const log = setLogger(createLogger(loggingSettings()))
   if (!import.meta.dev) routeConsoleToLogger(log)
   let config
@@ -30,6 +36,11 @@ export default defineNitroPlugin((nitroApp) => {
     log.fatal(`cấu hình không hợp lệ: ${error.message}`)
     process.exit(1)
   }
+  // What is missing answers the contract's 500 when asked for, and keeps /readyz at 503 (gate/probes.ts).
+  for (const variable of missingSettings(config)) log.error({ type: 'config', missing: variable }, missingSettingLine(variable))
+  // `nuxt dev` serves the developer's own browser, with no proxy in front.
+  const warnings = import.meta.dev ? [] : settingWarnings(config, !!(process.env.NITRO_SSL_CERT && process.env.NITRO_SSL_KEY))
+  for (const warning of warnings) log.warn({ type: 'config' }, warning)
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
   // How the login page logs in (the app's pages read it in their server render: plugin 02.auth).
   const login: LoginMethod = config.kind === 'oidc' ? { sso: true, autoRedirect: config.oidc!.autoRedirect } : { sso: false, autoRedirect: false }

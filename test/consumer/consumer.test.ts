@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSampleBackend } from '../../dev/backend.mjs'
 import { startDevIam, USERS } from '../../dev/iam.mjs'
+import { STATIC_REFUSAL } from '../../server/core/config/server-preset'
+import { launchChromium } from '../support/browser'
 import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../support/gateway'
 import { rawRequest } from '../support/raw-http'
 
@@ -68,7 +70,7 @@ const APP_FILES: Record<string, string> = {
   runtimeConfig: { public: { appName: 'Ứng dụng mẫu' } },
   // The issue's own example. In an app without nitropack of its own, Nuxt 4.4's fallback type for a route rule lists no
   // headers (a type gap of Nuxt's: Nitro applies them), hence the cast.
-  routeRules: { '/api/**': { headers: { 'x-frame-options': 'DENY' } } as never },
+  routeRules: { '/api/**': { headers: { 'x-frame-options': 'DENY' } } as never, '/about': { prerender: true } },
   compatibilityDate: '2026-01-01',
 })
 `,
@@ -92,6 +94,23 @@ const shown: AuthUser | null = user.value
     <p data-testid="user">{{ shown?.name }}</p>
     <button v-can="'/orders/create'">Tạo đơn</button>
     <p v-if="can('/orders/search')">Xem đơn</p>
+  </main>
+</template>
+`,
+  // A public page prerendered at build time (route rule above): it knows the user once it runs in the browser. What it
+  // asks of /api/** while it renders goes to the build's APP_API_PROXY_TARGET, without a session (the sample backend
+  // answers 401 then).
+  'app/pages/about.vue': `<script setup lang="ts">
+definePageMeta({ auth: false })
+const { user } = useAuth()
+const { error } = await useFetch('/api/orders')
+</script>
+
+<template>
+  <main>
+    <h1>Giới thiệu</h1>
+    <p data-testid="who">{{ user?.name ?? 'Khách' }}</p>
+    <p data-testid="orders">{{ error?.statusCode ?? 200 }} {{ error?.data?.message }}</p>
   </main>
 </template>
 `,
@@ -178,7 +197,7 @@ beforeAll(async () => {
     return run.output
   })])
   backend = await startSampleBackend({ iamUrl: iam.url })
-  const build = await nuxt(['build'])
+  const build = await nuxt(['build'], { APP_API_PROXY_TARGET: backend.url })
   if (build.status !== 0) throw new Error(`nuxt build ended with ${build.status ?? build.signal}:\n${build.output}`)
   cleanCheck = nuxt(['typecheck'])
   gateway = await startGateway({
@@ -206,7 +225,86 @@ describe('a fresh app that installs the packed layer', () => {
     const listing = JSON.parse(await npm(['pack', '--dry-run', '--json'], root)) as Array<{ files: Array<{ path: string }>, version: string }>
     const paths = listing[0]!.files.map(file => file.path)
     expect(listing[0]!.version).toBe(version)
-    expect(paths.filter(path => !/^(?:app|server|shared)\//.test(path)).sort()).toEqual(['LICENSE', 'README.md', 'nuxt.config.ts', 'package.json', 'types.ts'])
+    expect(paths.filter(path => !/^(?:app|server|shared)\//.test(path)).sort()).toEqual(['LICENSE', 'README.md', 'bin/svc-auth-gateway.mjs', 'dev/iam.mjs', 'dev/oidc-provider.mjs', 'nuxt.config.ts', 'package.json', 'types.ts'])
+  })
+
+  it('prerenders its public page by a route rule and serves that file; in the browser the page then knows the user', async () => {
+    const file = readFileSync(join(app, '.output/public/about/index.html'), 'utf8')
+    expect(file).toContain('<h1>Giới thiệu</h1><p data-testid="who">Khách</p><p data-testid="orders">401 Chưa đăng nhập hoặc phiên đã hết hạn.</p>')
+    const login = await fetch(`${gateway.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'viewer', password: 'viewer123' }) })
+    const cookie = cookiePair(findSetCookie(login, 'svc_session')!)
+    for (const headers of [{}, { cookie }]) {
+      const page = await fetch(`${gateway.url}/about`, { headers })
+      expect(page.status).toBe(200)
+      expect(await page.text()).toBe(file)
+    }
+    const browser = await launchChromium()
+    try {
+      const page = await (await browser.newContext({ locale: 'vi-VN' })).newPage()
+      await page.goto(`${gateway.url}/about`)
+      // Logged in as a browser does (the cookie set by the answer), then the prerendered file again.
+      expect(await page.evaluate(() => fetch('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'viewer', password: 'viewer123' }) }).then(answer => answer.status))).toBe(200)
+      await page.goto(`${gateway.url}/about`)
+      await page.getByTestId('who').filter({ hasText: USERS.viewer!.fullName }).waitFor()
+    }
+    finally {
+      await browser.close()
+    }
+  })
+
+  it('logs in as the mock user of APP_AUTH_MOCK_USER (the README\'s example)', async () => {
+    const mock = await startGateway({
+      APP_AUTH_MOCK: 'true',
+      APP_AUTH_MOCK_USER: '{"name":"Lê Kế Toán","roles":["accountant"],"permissions":["/invoices/search"]}',
+      APP_API_PROXY_TARGET: backend.url,
+    }, join(app, '.output/server/index.mjs'))
+    try {
+      const login = await rawRequest(`${mock.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ketoan', password: 'x' }) })
+      const user = { id: 'mock-user', name: 'Lê Kế Toán', email: 'ketoan@mock.local', roles: ['accountant'], permissions: ['/invoices/search'] }
+      expect(JSON.parse(login.body)).toEqual({ user })
+      const cookie = cookiePair((login.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
+      expect(JSON.parse((await rawRequest(`${mock.url}/auth/session`, { headers: { cookie } })).body)).toEqual({ user, expiresAt: expect.any(Number) })
+      // The app's index page needs /orders/search, which this user lacks.
+      expect((await rawRequest(`${mock.url}/`, { headers: { cookie } })).status).toBe(403)
+    }
+    finally {
+      await mock.stop()
+    }
+  })
+
+  it('answers /readyz 503 naming a required variable that is missing, said at start too', async () => {
+    expect(JSON.parse((await rawRequest(`${gateway.url}/readyz`)).body)).toMatchObject({ status: 'ready', checks: { config: 'ok' } })
+    const lacking = await startGateway({ APP_AUTH_BASE_URL: iam.url }, join(app, '.output/server/index.mjs'))
+    try {
+      const ready = await rawRequest(`${lacking.url}/readyz`)
+      expect(ready.status).toBe(503)
+      expect(JSON.parse(ready.body)).toMatchObject({ status: 'not ready', checks: { config: { missing: ['APP_API_PROXY_TARGET'] } } })
+      expect(lacking.stdout()).toContain('"missing":"APP_API_PROXY_TARGET"')
+    }
+    finally {
+      await lacking.stop()
+    }
+  })
+
+  it('runs the development IAM from the package (npx svc-auth-gateway dev-iam); dev-oidc says what it needs', async () => {
+    const bin = join(app, 'node_modules/.bin/svc-auth-gateway')
+    const devIam = spawn(process.execPath, [bin, 'dev-iam', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      let printed = ''
+      devIam.stdout.on('data', (chunk) => {
+        printed += chunk
+      })
+      await expect.poll(() => printed, { timeout: 20_000 }).toMatch(/Development IAM {3}http:\/\/127\.0\.0\.1:\d+\n/)
+      const url = /Development IAM {3}(\S+)/.exec(printed)![1]!
+      expect(printed).toContain(`APP_AUTH_BASE_URL=${url} APP_API_PROXY_TARGET=<your backend> npx nuxt dev`)
+      const login = await fetch(`${url}/auth/auth/login-v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'sale', password: 'sale123' }) })
+      expect((await login.json()).code).toBe('API000')
+    }
+    finally {
+      devIam.kill()
+    }
+    const devOidc = await command(process.execPath, [bin, 'dev-oidc', '--port', '0'], app)
+    expect({ status: devOidc.status, output: devOidc.output.trim() }).toEqual({ status: 1, output: 'dev-oidc needs the package oidc-provider in your app: npm install --save-dev oidc-provider' })
   })
 
   it('logs in, reads the session, calls the backend through /api, and keeps its own /api route', async () => {
@@ -285,7 +383,13 @@ describe('a fresh app that installs the packed layer', () => {
     ])
   }, 600_000)
 
-  // Last: the build writes .nuxt (the type checks above are done with it).
+  // Last: the builds write .nuxt (the type checks above are done with it).
+  it('refuses `nuxt generate`, saying why', async () => {
+    const generate = await nuxt(['generate'])
+    expect(generate.status, generate.output).not.toBe(0)
+    expect(generate.output).toContain(STATIC_REFUSAL)
+  }, 300_000)
+
   it('refuses to build for a Nitro preset that cannot host the gateway, saying why', async () => {
     const build = await nuxt(['build'], { NITRO_PRESET: 'vercel' })
     expect(build.status, build.output).not.toBe(0)

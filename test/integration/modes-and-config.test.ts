@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { deriveSealKeys, unsealSession } from '../../server/core/session/seal'
-import { cookiePair, findSetCookie, freePort, runGatewayToExit, TEST_SECRET, type RunningGateway } from '../support/gateway'
+import { cookiePair, findSetCookie, freePort, logEntries, runGatewayToExit, TEST_SECRET, type RunningGateway } from '../support/gateway'
 import { useStack } from '../support/stack'
 
 const MOCK_USER = {
@@ -63,6 +63,16 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
     expect(await response.json()).toMatchObject({ statusCode: 500, statusMessage: 'apiProxyTarget chưa cấu hình.' })
   })
 
+  it('logs in as the user of APP_AUTH_MOCK_USER, its fields over the contract\'s', async () => {
+    // The README's example.
+    const own = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_AUTH_MOCK_USER: '{"name":"Lê Kế Toán","roles":["accountant"],"permissions":["/invoices/search"]}' })
+    const response = await post(own, '/auth/login', { username: 'alice', password: 'x' })
+    const user = { id: 'mock-user', name: 'Lê Kế Toán', email: 'alice@mock.local', roles: ['accountant'], permissions: ['/invoices/search'] }
+    expect(await response.json()).toEqual({ user })
+    const cookie = cookiePair(findSetCookie(response, 'svc_session')!)
+    expect(await (await fetch(`${own.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user, expiresAt: expect.any(Number) })
+  })
+
   it('accepts APP_AUTH_MOCK=1 as well; a mock cookie is no session for a real gateway sharing the secret', async () => {
     const numeric = await stack.bareGateway({ APP_AUTH_MOCK: '1' })
     const response = await post(numeric, '/auth/login', { username: 'alice', password: 'x' })
@@ -95,6 +105,31 @@ describe('configuration read at start', () => {
     expect(clients.status).toBe(500)
     expect(await clients.json()).toMatchObject({ statusMessage: 'auth.baseURL chưa cấu hình (APP_AUTH_BASE_URL).' })
     expect(await (await fetch(`${gateway.url}/auth/session`)).json()).toEqual({ user: null, expiresAt: null })
+  })
+
+  it('names each required setting that is missing in an error line at start, and keeps /readyz at 503 naming them', async () => {
+    const gateway = await stack.bareGateway({})
+    expect(logEntries(gateway.stdout()).filter(entry => entry.type === 'config').map(({ level, missing, msg }) => ({ level, missing, msg }))).toEqual([
+      { level: 'error', missing: 'APP_AUTH_BASE_URL', msg: 'thiếu cấu hình APP_AUTH_BASE_URL: không ai đăng nhập được (500 ở /auth/login), /readyz trả 503. Đặt địa chỉ IAM, hoặc APP_AUTH_MOCK=true.' },
+      { level: 'error', missing: 'APP_API_PROXY_TARGET', msg: 'thiếu cấu hình APP_API_PROXY_TARGET: /api/** trả 500, /readyz trả 503. Đặt địa chỉ backend, hoặc APP_API_PROXY=false cho gateway không có backend (chỉ forward auth).' },
+    ])
+    const ready = await fetch(`${gateway.url}/readyz`)
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toEqual({
+      status: 'not ready',
+      checks: { config: { missing: ['APP_AUTH_BASE_URL', 'APP_API_PROXY_TARGET'] }, redis: 'not configured', iam: 'not configured', backend: 'not configured', backendPool: 'ok' },
+    })
+    // The contract's 500s stay what a request gets.
+    expect(await (await post(gateway, '/auth/login', { username: 'a', password: 'b' })).json()).toMatchObject({ statusCode: 500, statusMessage: 'auth.baseURL chưa cấu hình (APP_AUTH_BASE_URL).' })
+    expect(await (await fetch(`${gateway.url}/api/orders`)).json()).toMatchObject({ statusCode: 500, statusMessage: 'apiProxyTarget chưa cấu hình.' })
+
+    // Mock mode needs no IAM; a gateway without a backend says so with APP_API_PROXY=false.
+    const complete = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_API_PROXY: 'false' })
+    const readyNow = await fetch(`${complete.url}/readyz`)
+    expect(readyNow.status).toBe(200)
+    expect(await readyNow.json()).toEqual({ status: 'ready', checks: { config: 'ok', redis: 'not configured', iam: 'mock', backend: 'not configured', backendPool: 'ok' } })
+    expect(logEntries(complete.stdout()).filter(entry => entry.type === 'config')).toEqual([])
+    expect((await fetch(`${complete.url}/api/orders`)).status).toBe(500)
   })
 
   it('follows the endpoint, mapping and OTP-method variables', async () => {
@@ -154,6 +189,9 @@ describe('configuration read at start', () => {
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_CLIENTS_CACHE_SECONDS: 'a minute' }, /APP_AUTH_CLIENTS_CACHE_SECONDS/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_TIMEOUT: '0' }, /APP_AUTH_TIMEOUT phải là số nguyên >= 1/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_BODY_TIMEOUT: 'ten' }, /APP_AUTH_BODY_TIMEOUT phải là số nguyên >= 1/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'true', APP_AUTH_MOCK_USER: '{"permission":["/a"]}' }, /APP_AUTH_MOCK_USER: không có trường 'permission' \(chỉ có id, name, email, roles, permissions\)\./],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'true', APP_AUTH_MOCK_USER: '{"roles":"admin"}' }, /APP_AUTH_MOCK_USER: trường 'roles' phải là mảng chuỗi/],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_API_PROXY: 'false', APP_API_PROXY_TARGET: 'http://127.0.0.1:9' }, /APP_API_PROXY=false không dùng được cùng APP_API_PROXY_TARGET: bỏ một trong hai\./],
   ])('refuses to start with %j, naming the variable (exit code 1)', async (env, message) => {
     const { code, output } = await runGatewayToExit(env)
     expect(code).toBe(1)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { startGateway } from '../support/gateway'
+import { logEntries, startGateway } from '../support/gateway'
 import { cookieAgent, logInWithProvider, oidcEnv, submitForm, useOidcStack, type CookieAgent } from '../support/oidc'
 import { agedTrips, openTrips } from '../support/sealed'
 
@@ -421,6 +421,34 @@ describe('OpenID Connect: the provider\'s discovery', () => {
       await late.stop()
     }
     expect((await fetch(`${gateway()}/readyz`)).status).toBe(200)
+  })
+
+  it('warns at start without APP_OIDC_REDIRECT_URI and APP_TRUST_PROXY: behind a TLS proxy the redirect_uri would be http://', async () => {
+    const configLines = (gateway: { stdout: () => string }) => logEntries(gateway.stdout()).filter(entry => entry.type === 'config').map(({ level, msg }) => ({ level, msg }))
+    expect(configLines(stack.gateways[0]!)).toEqual([{
+      level: 'warn',
+      msg: 'APP_AUTH_KIND=oidc mà không có APP_OIDC_REDIRECT_URI và APP_TRUST_PROXY tắt: sau một proxy TLS (nginx, load balancer), '
+        + 'redirect_uri gửi OpenID Provider sẽ là http://…/auth/callback. Đặt APP_TRUST_PROXY (số proxy đứng trước, hoặc địa chỉ của chúng) '
+        + 'hoặc APP_OIDC_REDIRECT_URI=https://<gateway>/auth/callback.',
+    }])
+    // What a TLS proxy in front sends; the README's Keycloak example sets APP_TRUST_PROXY=1 for it.
+    const behindTls = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'orders.example' }
+    const redirectUri = async (url: string) => {
+      const trip = await fetch(`${url}/auth/sso?redirect=%2F`, { redirect: 'manual', headers: behindTls })
+      return new URL(trip.headers.get('location')!).searchParams.get('redirect_uri')
+    }
+    expect(await redirectUri(gateway())).toBe(`${gateway()}/auth/callback`)
+    const trusting = await startGateway(oidcEnv(stack, { APP_TRUST_PROXY: '1' }))
+    const fixed = await startGateway(oidcEnv(stack, { APP_OIDC_REDIRECT_URI: 'https://orders.example/auth/callback' }))
+    try {
+      expect(configLines(trusting)).toEqual([])
+      expect(configLines(fixed)).toEqual([])
+      await expect.poll(async () => (await fetch(`${trusting.url}/readyz`)).status).toBe(200)
+      expect(await redirectUri(trusting.url)).toBe('https://orders.example/auth/callback')
+    }
+    finally {
+      await Promise.all([trusting.stop(), fixed.stop()])
+    }
   })
 
   it('APP_OIDC_AUTO_REDIRECT: the login page sends the browser straight on, but not after a failed trip', async () => {

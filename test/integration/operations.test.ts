@@ -53,7 +53,7 @@ describe('probes', () => {
       await expect.poll(async () => (await rawRequest(`${gateway.url}/readyz`)).status, { timeout: 5_000 }).toBe(200)
       const ready = await rawRequest(`${gateway.url}/readyz`)
       expect(ready.status).toBe(200)
-      expect(JSON.parse(ready.body)).toEqual({ status: 'ready', checks: { redis: 'up', iam: 'up', backend: 'down', backendPool: 'ok' } })
+      expect(JSON.parse(ready.body)).toEqual({ status: 'ready', checks: { config: 'ok', redis: 'up', iam: 'up', backend: 'down', backendPool: 'ok' } })
       expect(ready.headers['cache-control']).toBe('no-store')
       await redis.stop()
       const down = await rawRequest(`${gateway.url}/readyz`)
@@ -70,7 +70,7 @@ describe('probes', () => {
     const gateway = await stack.gatewayWith({ APP_AUTH_MOCK: 'true', APP_AUTH_BASE_URL: '' })
     const answer = await rawRequest(`${gateway.url}/readyz`)
     expect(answer.status).toBe(200)
-    expect(JSON.parse(answer.body)).toEqual({ status: 'ready', checks: { redis: 'not configured', iam: 'mock', backend: 'up', backendPool: 'ok' } })
+    expect(JSON.parse(answer.body)).toEqual({ status: 'ready', checks: { config: 'ok', redis: 'not configured', iam: 'mock', backend: 'up', backendPool: 'ok' } })
   })
 })
 

@@ -2,7 +2,8 @@
  * core/: the gateway's pure code, a folder per concern as above it (config, http, proxy, session, iam, limits, ops,
  * verify): values in, values out, no h3, Nitro, undici, Redis or logger; only core/, shared/ and Node's own modules.
  * core/config/: the configuration: its types (types.ts), defaults (defaults.ts), the coercion of one value
- * (coerce.ts), the OpenID settings (oidc-config.ts), the preset check (server-preset.ts), and the whole parse (this file).
+ * (coerce.ts), the OpenID settings (oidc-config.ts), the mock user (mock-user.ts), the preset and prerender checks
+ * (server-preset.ts), what a parsed configuration still lacks (start-checks.ts), and the whole parse (this file).
  *
  * The whole configuration, checked in one place. Defaults are written once, in defaults.ts (shipped as
  * `runtimeConfig.svcGateway` by nuxt.config.ts); every key is overridden by its `APP_*` variable, read as raw text
@@ -12,6 +13,7 @@
 import { checkTrustList } from '../http/forwarding'
 import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toRedisUrl, toText, MAX_LIMIT_SECONDS } from './coerce'
 import { GATEWAY_DEFAULTS as D } from './defaults'
+import { parseMockUser } from './mock-user'
 import { oidcMapping, parseOidcConfig } from './oidc-config'
 import { ConfigError, MIN_SECRET_LENGTH, type GatewayConfig, type IamMapping, type LoggingConfig, type LogLevel, type ProxyTrust, type RawGatewayConfig } from './types'
 
@@ -81,11 +83,16 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     ? parseOidcConfig(Object.fromEntries(Object.entries(oidcRaw).map(([key, value]) => [key, toText(value)])),
         toBool(oidcRaw.autoRedirect, 'APP_OIDC_AUTO_REDIRECT'), message => new ConfigError(message))
     : undefined
+  const apiProxy = raw.apiProxy === undefined || raw.apiProxy === '' ? D.apiProxy : toBool(raw.apiProxy, 'APP_API_PROXY')
+  const apiProxyTarget = toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET')
+  if (!apiProxy && apiProxyTarget) throw new ConfigError('APP_API_PROXY=false không dùng được cùng APP_API_PROXY_TARGET: bỏ một trong hai.')
 
   return {
     kind,
     ...(oidc ? { oidc } : {}),
     mock,
+    // Read only in mock mode: a value that is never used stops no start.
+    mockUser: mock ? parseMockUser(auth.mockUser) : {},
     baseURL: toBaseUrl(auth.baseURL, 'APP_AUTH_BASE_URL'),
     clientId: toText(auth.clientId),
     clientsCacheSeconds: toInt(auth.clientsCacheSeconds, D.auth.clientsCacheSeconds, 'APP_AUTH_CLIENTS_CACHE_SECONDS'),
@@ -121,7 +128,8 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       messenger: toText(authenMethod.messenger, D.auth.authenMethod.messenger) || D.auth.authenMethod.messenger,
     },
     secrets,
-    apiProxyTarget: toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET'),
+    apiProxy,
+    apiProxyTarget,
     apiProxyTimeout: toInt(raw.apiProxyTimeout, D.apiProxyTimeout, 'APP_API_PROXY_TIMEOUT', 1),
     apiUploads: {
       idleMs: toInt(raw.apiBodyIdleTimeout, D.apiBodyIdleTimeout, 'APP_API_BODY_IDLE_TIMEOUT', 1, MAX_LIMIT_SECONDS) * 1000,

@@ -12,6 +12,8 @@ export const GATEWAY_DEFAULTS = {
     baseURL: '',
     /** Mock mode: no IAM, any account. @default false */
     mock: false,
+    /** Mock mode's user: JSON with any of id, name, email, roles, permissions over the contract's mock user. @default '' */
+    mockUser: '',
     /** Application code used when a login carries no clientId. @default '' */
     clientId: '',
     /** Seconds a successful GET /auth/clients answer is kept per process; 0 turns the cache off. @default 60 */
@@ -78,7 +80,9 @@ export const GATEWAY_DEFAULTS = {
     /** Comma-separated old secrets, accepted for reading. @default '' */
     secretPrevious: '',
   },
-  /** Backend address for /api/**. @default '' */
+  /** /api/** goes to a backend; false: none (a gateway for forward auth alone), APP_API_PROXY_TARGET not needed. @default true */
+  apiProxy: true,
+  /** Backend address for /api/**; required unless apiProxy is false. @default '' */
   apiProxyTarget: '',
   /** ms without a backend answer before 504. @default 60000 */
   apiProxyTimeout: 60000,

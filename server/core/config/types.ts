@@ -9,6 +9,8 @@ export interface GatewayConfig {
   /** Set when kind is 'oidc'. */
   oidc?: OidcConfig
   mock: boolean
+  /** APP_AUTH_MOCK_USER's fields, put over the contract's mock user ({}: the contract's own). */
+  mockUser: MockUserFields
   /** IAM base address without a trailing '/'; '' when not configured. */
   baseURL: string
   /** Application code used when a request carries no clientId. */
@@ -22,6 +24,8 @@ export interface GatewayConfig {
   authenMethod: { authenticator: string, messenger: string }
   /** Current secret first, then the previous ones (read only). */
   secrets: string[]
+  /** Whether /api/** goes to a backend (APP_API_PROXY); false: a gateway without one, APP_API_PROXY_TARGET not needed. */
+  apiProxy: boolean
   /** Backend address without a trailing '/'; '' when not configured. */
   apiProxyTarget: string
   apiProxyTimeout: number
@@ -53,6 +57,15 @@ export interface GatewayConfig {
   verifyPassToken: boolean
 }
 
+/** The fields of the mock user a team sets (APP_AUTH_MOCK_USER): AuthUser's, each optional. */
+export interface MockUserFields {
+  id?: string
+  name?: string
+  email?: string
+  roles?: string[]
+  permissions?: string[]
+}
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
 export interface LoggingConfig {
@@ -74,6 +87,7 @@ export interface RawGatewayConfig {
   auth?: Record<string, unknown>
   oidc?: Record<string, unknown>
   session?: Record<string, unknown>
+  apiProxy?: unknown
   apiProxyTarget?: unknown
   apiProxyTimeout?: unknown
   apiBodyIdleTimeout?: unknown

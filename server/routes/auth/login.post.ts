@@ -24,7 +24,7 @@ export default defineGatewayRoute(event => auditedAttempt(event, 'login', async 
   record.username = credentials.username
   record.application = credentials.clientId ?? config.clientId
   if (config.mock) {
-    const user = mockUser(credentials.username)
+    const user = mockUser(credentials.username, config.mockUser)
     writeGatewaySession(event, { user })
     record.userId = user.id
     return { user }
