@@ -1,20 +1,25 @@
 # syntax=docker/dockerfile:1
-# svc-auth-gateway: the built playground app (or, with --build-arg SOURCE_DIR=<folder>, another app of this repository
-# that extends the layer). A product team copies this file into its own app's repository and sets SOURCE_DIR=. there.
-#   docker build -t svc-auth-gateway .
-#   docker run -p 3000:3000 -e APP_SESSION_SECRET=... -e APP_AUTH_BASE_URL=... -e APP_API_PROXY_TARGET=... svc-auth-gateway
+# svc-auth-gateway in a product app: copy this file and .dockerignore to the app's root, then
+#   docker build -t orders-web .
+#   docker run -p 3000:3000 -e APP_SESSION_SECRET=... -e APP_AUTH_BASE_URL=... -e APP_API_PROXY_TARGET=... orders-web
+# It builds the app at the build context's root (SOURCE_DIR=.); in this repository, --build-arg SOURCE_DIR=playground
+# builds the playground. Node: the newest LTS line the layer supports (package.json's engines).
+# test/consumer/consumer.test.ts runs the build stage as a script in a fresh app, on this Node.
 
 # --- build: every dependency, then `nuxt build` -------------------------------------------------------------------
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
-COPY package.json package-lock.json ./
+# A layer installed from a packed tarball (npm install ./svc-auth-gateway-0.1.0.tgz) is in the lockfile as a file at
+# the app's root: it comes in with the lockfile, or npm ci cannot find it.
+COPY package.json package-lock.json *.tgz ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-ARG SOURCE_DIR=playground
-RUN npx nuxt build "$SOURCE_DIR" && cp -r "$SOURCE_DIR/.output" /output
+ARG SOURCE_DIR=.
+# The output goes to /output (../output from /src), where the run stage takes it.
+RUN npx nuxt build "$SOURCE_DIR" && cp -r "$SOURCE_DIR/.output" ../output
 
 # --- run: only the built output (it carries its own node_modules), as the unprivileged 'node' user -----------------
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000

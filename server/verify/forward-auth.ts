@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ClientInfo } from '../core/http/forwarding'
 import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
 import type { SessionPayload } from '../core/session/seal'
-import { authRequestHeaders, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest, type VerifyQuery } from '../core/verify/forward-auth'
+import { authRequestHeaders, checkQuery, isAllowed, loginLocation, wantsLoginRedirect, type ForwardedRequest, type VerifyQuery } from '../core/verify/forward-auth'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../http/errors'
 import { oidcSessionUser } from '../oidc/tokens'
 import { useGatewayConfig } from '../ops/config'
@@ -32,8 +32,8 @@ function forwardedRequest(req: IncomingMessage, client: ClientInfo): ForwardedRe
  * included). 200 with no body and the X-Auth-Request-* headers (and `Authorization: Bearer` with
  * APP_VERIFY_PASS_TOKEN) when the request carries a live session holding the permissions asked for; 403 when it lacks
  * one; 401 without a live session, or 302 to the login page for a browser navigation a proxy passed on (see
- * core/verify/forward-auth.ts); 400 for a query that is not `permission`/`any` values, or a path spelled otherwise than
- * `/auth/verify`.
+ * core/verify/forward-auth.ts); 400 for a query that is not `permission`/`any` values (unless it is the client's own,
+ * which a trusted proxy carried in: checkQuery), or a path spelled otherwise than `/auth/verify`.
  */
 export function answerVerify(req: IncomingMessage, res: ServerResponse, client: ClientInfo): void {
   const url = req.url ?? ''
@@ -41,28 +41,28 @@ export function answerVerify(req: IncomingMessage, res: ServerResponse, client: 
   // Only the path as written: another spelling the router takes for it (`/auth/verify%3Fpermission=…`) would hide
   // the query, and ask for nothing.
   if ((queryAt === -1 ? url : url.slice(0, queryAt)) !== VERIFY_PATH) return sendGatewayError(res, new GatewayError(400, MESSAGES.requestTargetInvalid))
-  const query = parseVerifyQuery(queryAt === -1 ? '' : url.slice(queryAt + 1))
+  const forwarded = forwardedRequest(req, client)
+  const query = checkQuery(queryAt === -1 ? '' : url.slice(queryAt + 1), forwarded?.uri)
   if (!query) return sendGatewayError(res, new GatewayError(400, MESSAGES.verifyQueryInvalid))
   const session = openLiveSession(readSingleCookie(req.headers.cookie, SESSION_COOKIE))
   // A session whose token is gone is no session here, as for the proxy: the contract IAM's expired, an OpenID session's
   // tokens no longer kept (or refused at renewal); mock sessions have none.
   const token = sessionToken(session)
   if (token instanceof Promise) {
-    token.then(value => answerCheck(req, res, client, query, session, value), (error: unknown) => sendGatewayError(res, toGatewayError(error)))
+    token.then(value => answerCheck(req, res, client, forwarded, query, session, value), (error: unknown) => sendGatewayError(res, toGatewayError(error)))
     return
   }
-  answerCheck(req, res, client, query, session, token)
+  answerCheck(req, res, client, forwarded, query, session, token)
 }
 
 /** The check's answer once the session's token is known. */
-function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientInfo, query: VerifyQuery, session: SessionPayload | null, token: string | undefined): void {
+function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientInfo, forwarded: ForwardedRequest | undefined, query: VerifyQuery, session: SessionPayload | null, token: string | undefined): void {
   const { config } = useGatewayConfig()
   const oidc = config.kind === 'oidc'
   const live = !!session && (token !== undefined || (!session.accessToken && !oidc))
   // An OpenID session's user as mapped at login, whole (the cookie's copy may be trimmed to 4 KB).
   const user = live ? (oidc ? oidcSessionUser(session!) : session!.user) : null
   if (!user) {
-    const forwarded = forwardedRequest(req, client)
     const hints = { secFetchMode: single(req, 'sec-fetch-mode'), accept: single(req, 'accept') }
     if (wantsLoginRedirect(forwarded, hints)) {
       res.writeHead(302, { 'location': loginLocation(forwarded, config.trustedOrigins), 'cache-control': 'no-store', 'content-length': '0' }).end()

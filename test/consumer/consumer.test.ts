@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installRuntime, supportedMajors } from '../../.ci/runtime.mjs'
 import { startSampleBackend } from '../../dev/backend.mjs'
 import { startDevIam, USERS } from '../../dev/iam.mjs'
 import { STATIC_REFUSAL } from '../../server/core/config/server-preset'
 import { launchChromium } from '../support/browser'
+import { dockerStages, imageNpmCache, runStage } from '../support/dockerfile'
 import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../support/gateway'
 import { rawRequest } from '../support/raw-http'
 
@@ -49,18 +51,21 @@ function command(file: string, args: string[], cwd: string, extraEnv: Record<str
 
 /** A command that must succeed (its stdout); its failure names it and shows all it printed. */
 async function mustRun(file: string, args: string[], cwd: string): Promise<string> {
-  const run = await command(file, args, cwd)
+  const run = await command(file, args, cwd, runtime.env)
   if (run.status !== 0) throw new Error(`${[file, ...args].join(' ')} (in ${cwd}) ended with ${run.status ?? run.signal}:\n${run.output}`)
   return run.stdout
 }
 
 /**
- * npm run by the Node that runs the tests (npm's engine checks then speak of that Node: the runtime matrix runs this file
- * on Node 24), from the machine's npm.
+ * The app's Node: the one that runs the tests when the layer supports it (npm's engine checks then speak of that Node:
+ * the runtime matrix runs this file on each supported line), else the newest supported line, installed as CI installs
+ * it (.ci/runtime.mjs), with its npm and its `bin` first on PATH for what the app's tools start.
  */
-const NPM_CLI = realpathSync(execFileSync('sh', ['-c', 'command -v npm']).toString().trim())
-const npm = (args: string[], cwd: string) => mustRun(process.execPath, [NPM_CLI, ...args], cwd)
-const nuxt = (args: string[], env: Record<string, string> = {}) => command(process.execPath, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], app, env)
+interface AppRuntime { node: string, npmCli: string, env: Record<string, string> }
+const MACHINE_NPM_CLI = realpathSync(execFileSync('sh', ['-c', 'command -v npm']).toString().trim())
+let runtime: AppRuntime = { node: process.execPath, npmCli: MACHINE_NPM_CLI, env: {} }
+const npm = (args: string[], cwd: string) => mustRun(runtime.node, [runtime.npmCli, ...args], cwd)
+const nuxt = (args: string[], env: Record<string, string> = {}) => command(runtime.node, [join(app, 'node_modules/nuxt/bin/nuxt.mjs'), ...args], app, { ...runtime.env, ...env })
 /** The `error TSnnnn` lines of a type check's report. */
 const typeErrors = (run: Finished) => run.output.split('\n').filter(line => /error TS\d+/.test(line))
 
@@ -169,21 +174,32 @@ let gateway: RunningGateway
 let cleanCheck: Promise<Finished>
 /** What the app's `npm install` printed. */
 let installOutput: string
+/** The Dockerfile's build stage run in a copy of the app (started once the app is built), and the folder it ran in. */
+let dockerBuild: Promise<string>
+let image: string
+let dockerRuntime: Awaited<ReturnType<typeof installRuntime>>
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'svc-auth-gateway-consumer-'))
   app = join(work, 'app')
-  await npm(['pack', '--pack-destination', work], root)
-  const tarball = readdirSync(work).find(name => name.endsWith('.tgz'))!
+  image = join(work, 'image')
+  const supported = supportedMajors()
+  if (!supported.includes(Number(process.versions.node.split('.')[0]))) {
+    const newest = await installRuntime(supported.at(-1)!)
+    runtime = { node: newest.node, npmCli: newest.npmCli, env: newest.env }
+  }
   mkdirSync(app)
+  // The README's way with a tarball: packed into the app's folder, installed from there (npm install ./<tarball>).
+  await npm(['pack', '--pack-destination', app], root)
+  const tarball = readdirSync(app).find(name => name.endsWith('.tgz'))!
   writeFileSync(join(app, 'package.json'), JSON.stringify({
     name: 'consumer-app',
     private: true,
     type: 'module',
     // SVC_CONSUMER_NUXT: another Nuxt for the app (the runtime matrix, .ci/matrix.mjs, runs the newest 4.x).
-    dependencies: { 'nuxt': process.env.SVC_CONSUMER_NUXT ?? '4.4.5', 'svc-auth-gateway': `file:../${tarball}`, 'vue': '^3.5.0' },
+    dependencies: { 'nuxt': process.env.SVC_CONSUMER_NUXT ?? '4.4.5', 'svc-auth-gateway': `file:${tarball}`, 'vue': '^3.5.0' },
     // @types/node: an optional peer of the layer, for type checks only (README); the app's own, for the Node it runs on.
-    devDependencies: { '@types/node': `^${process.versions.node.split('.')[0]}`, 'typescript': '^6.0.0', 'vue-tsc': '^3.3.0' },
+    devDependencies: { '@types/node': `^${execFileSync(runtime.node, ['-p', 'process.versions.node']).toString().split('.')[0]}`, 'typescript': '^6.0.0', 'vue-tsc': '^3.3.0' },
     overrides: { 'rollup': '4.67.4', 'unrs-resolver': '1.12.2' },
   }, null, 2))
   for (const [path, text] of Object.entries(APP_FILES)) {
@@ -191,8 +207,10 @@ beforeAll(async () => {
     writeFileSync(join(app, path), text)
   }
   cpSync(join(root, 'playground/tsconfig.json'), join(app, 'tsconfig.json'))
+  // What a team copies to build its image (Dockerfile's header).
+  for (const file of ['Dockerfile', '.dockerignore']) cpSync(join(root, file), join(app, file))
   // Offline from npm's cache where it can (the repository's own install filled it); the IAM and backend meanwhile.
-  ;[iam, installOutput] = await Promise.all([startDevIam(), command(process.execPath, [NPM_CLI, 'install', '--prefer-offline', '--no-audit', '--no-fund'], app).then((run) => {
+  ;[iam, installOutput] = await Promise.all([startDevIam(), command(runtime.node, [runtime.npmCli, 'install', '--prefer-offline', '--no-audit', '--no-fund'], app, runtime.env).then((run) => {
     if (run.status !== 0) throw new Error(`npm install (in ${app}) ended with ${run.status ?? run.signal}:\n${run.output}`)
     return run.output
   })])
@@ -200,15 +218,26 @@ beforeAll(async () => {
   const build = await nuxt(['build'], { APP_API_PROXY_TARGET: backend.url })
   if (build.status !== 0) throw new Error(`nuxt build ended with ${build.status ?? build.signal}:\n${build.output}`)
   cleanCheck = nuxt(['typecheck'])
+  // On the Node the Dockerfile names, whatever runs the tests; the context is the app as it is now (taken at once).
+  const [stage] = dockerStages(readFileSync(join(app, 'Dockerfile'), 'utf8'))
+  dockerRuntime = await installRuntime(/^node:(\d+)-/.exec(stage!.from)![1]!)
+  mkdirSync(image)
+  // The image's npm has no cache: the machine's would hand npm ci the layer's tarball without the file.
+  const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, { integrity?: string }> }
+  const machineCache = (await mustRun(runtime.node, [runtime.npmCli, 'config', 'get', 'cache'], app)).trim()
+  const npmCache = imageNpmCache(machineCache, join(work, 'image-npm-cache'), [lock.packages['node_modules/svc-auth-gateway']!.integrity!])
+  dockerBuild = runStage(stage!, app, image, {}, { ...dockerRuntime.env, npm_config_cache: npmCache })
+  dockerBuild.catch(() => undefined)
   gateway = await startGateway({
     APP_AUTH_BASE_URL: iam.url,
     APP_API_PROXY_TARGET: backend.url,
     NUXT_PUBLIC_APP_NAME: 'Kho hàng miền Bắc',
-  }, join(app, '.output/server/index.mjs'))
+  }, join(app, '.output/server/index.mjs'), undefined, runtime.node)
 }, 900_000)
 
 afterAll(async () => {
   await cleanCheck?.catch(() => undefined)
+  await dockerBuild?.catch(() => undefined)
   await gateway?.stop()
   await backend?.close()
   await iam?.close()
@@ -382,6 +411,27 @@ describe('a fresh app that installs the packed layer', () => {
       expect.stringMatching(/^app\/pages\/misuse\.vue\(6,\d+\): error TS2322: Type 'number' is not assignable to type 'string \| readonly string\[\]'\./),
     ])
   }, 600_000)
+
+  it('builds the app\'s image as the Dockerfile says, on the Node it names: npm ci finds the layer\'s tarball, and the run stage\'s output serves alone', async () => {
+    await dockerBuild
+    // The run stage: the build stage's output copied into a fresh WORKDIR (no node_modules above it), started there.
+    const run = dockerStages(readFileSync(join(app, 'Dockerfile'), 'utf8'))[1]!
+    const workdir = run.instructions.find(instruction => instruction.op === 'WORKDIR')!.args
+    const [from, to] = run.instructions.find(instruction => instruction.op === 'COPY')!.args.split(/\s+/).filter(word => !word.startsWith('--'))
+    const served = join(work, 'run', workdir, to!)
+    cpSync(join(image, from!), served, { recursive: true })
+    const container = await startGateway({ APP_AUTH_BASE_URL: iam.url, APP_API_PROXY_TARGET: backend.url }, join(served, 'server/index.mjs'), undefined, dockerRuntime.node)
+    try {
+      const login = await rawRequest(`${container.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'sale', password: 'sale123' }) })
+      expect(login.status).toBe(200)
+      const cookie = cookiePair((login.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))!)
+      expect((await rawRequest(`${container.url}/api/orders`, { headers: { cookie } })).status).toBe(200)
+      expect(JSON.parse((await rawRequest(`${container.url}/api/health`)).body)).toEqual({ ok: true, servedBy: 'consumer' })
+    }
+    finally {
+      await container.stop()
+    }
+  }, 900_000)
 
   // Last: the builds write .nuxt (the type checks above are done with it).
   it('refuses `nuxt generate`, saying why', async () => {

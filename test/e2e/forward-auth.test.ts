@@ -103,6 +103,23 @@ describe.each(['nginx', 'caddy'] as const)('forward auth behind %s (deploy/ as t
   })
 })
 
+describe('a service for any signed-in user behind Caddy (`uri /auth/verify`, no query: Caddy keeps the client\'s)', () => {
+  it('lets a session through on a URL with a query of its own, and sends a navigation without one to the login page', async () => {
+    const cookie = await loginThrough(proxies.caddy!, 'viewer', 'viewer123')
+    // viewer holds no /grafana/view: the wiki asks for none. The client's query names no permission the check knows.
+    const answer = await rawRequest(`${proxies.caddy!.url}/wiki/page?id=7&permision=/grafana/view`, { headers: { cookie } })
+    expect(answer.status).toBe(200)
+    const seen = JSON.parse(answer.body)
+    expect(seen.url).toBe('/wiki/page?id=7&permision=/grafana/view')
+    expect(seen.headers['x-auth-request-user']).toBe('viewer@example.vn')
+    expect(seen.headers.cookie ?? '').not.toContain('svc_session')
+    const anonymous = await rawRequest(`${proxies.caddy!.url}/wiki/page?id=7`, { headers: NAVIGATION })
+    expect(anonymous.status).toBe(302)
+    expect(anonymous.headers.location).toBe(`/auth/login?redirect=${encodeURIComponent('/wiki/page?id=7')}`)
+    expect((await rawRequest(`${proxies.caddy!.url}/grafana/d/1?orgId=1`, { headers: { cookie } })).status).toBe(403)
+  })
+})
+
 describe('a browser behind nginx', () => {
   it('opens a protected page: login page first, then the page it asked for, served by the service', async () => {
     const page = await stack.context.newPage()

@@ -71,6 +71,16 @@ describe('GET /auth/verify', () => {
     expect(head.headers['x-auth-request-user']).toBe('sale@example.vn')
   })
 
+  it('takes the client\'s own query, carried in by a trusted proxy (Caddy\'s `uri /auth/verify`), as asking for nothing', async () => {
+    const carried = { 'cookie': sale, 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/grafana/d/x?orgId=1&permision=/orders/delete' }
+    const answer = await verify(stack.gateway, '?orgId=1&permision=/orders/delete', carried)
+    expect(answer.status).toBe(200)
+    expect(answer.headers['x-auth-request-user']).toBe('sale@example.vn')
+    // A query of the check's own address is read as ever: a typo is refused, whatever the client asked for.
+    expect((await verify(stack.gateway, '?permision=/orders/delete', carried)).status).toBe(400)
+    expect((await verify(stack.gateway, '?permission=/orders/delete', carried)).status).toBe(403)
+  })
+
   it('sends a browser navigation a trusted proxy passed on to the login page, with the URL it asked for', async () => {
     const answer = await verify(stack.gateway, '', navigation)
     expect(answer.status).toBe(302)
@@ -105,6 +115,9 @@ describe('GET /auth/verify', () => {
     const answer = await verify(untrusted, '', navigation)
     expect(answer.status).toBe(401)
     expect(answer.headers.location).toBeUndefined()
+    // Nor is a query the client's because such a peer says so.
+    const cookie = await loginCookie(untrusted, 'sale', 'sale123')
+    expect((await verify(untrusted, '?orgId=1', { cookie, 'x-forwarded-uri': '/grafana/d/x?orgId=1' })).status).toBe(400)
   })
 
   it('goes to an origin of APP_TRUSTED_ORIGINS by its whole URL', async () => {

@@ -5,6 +5,8 @@ import { deriveSealKeys, unsealSession } from '../../server/core/session/seal'
 import { cookiePair, findSetCookie, freePort, logEntries, runGatewayToExit, TEST_SECRET, type RunningGateway } from '../support/gateway'
 import { useStack } from '../support/stack'
 
+const PLACEHOLDER_SECRET = 'change-me-to-64-hex-characters-from-openssl-rand-hex-32-000000'
+
 const MOCK_USER = {
   id: 'mock-user',
   name: 'Người dùng alice',
@@ -178,6 +180,9 @@ describe('configuration read at start', () => {
     [{ APP_SESSION_SECRET: 'too-short' }, /APP_SESSION_SECRET.*32/],
     [{ APP_SESSION_SECRET: 'x'.repeat(16) }, /APP_SESSION_SECRET quá ngắn: cần ít nhất 32 ký tự/],
     [{ APP_SESSION_SECRET: 'x'.repeat(31) }, /APP_SESSION_SECRET quá ngắn: cần ít nhất 32 ký tự/],
+    // deploy/kubernetes-secret.yaml's placeholder, left as it is.
+    [{ APP_SESSION_SECRET: PLACEHOLDER_SECRET }, /APP_SESSION_SECRET là giá trị mẫu của tài liệu, ai cũng biết: tạo khoá riêng \(openssl rand -hex 32\)\./],
+    [{ APP_SESSION_SECRET: TEST_SECRET, APP_SESSION_SECRET_PREVIOUS: PLACEHOLDER_SECRET }, /APP_SESSION_SECRET_PREVIOUS là giá trị mẫu của tài liệu/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_MOCK: 'maybe' }, /APP_AUTH_MOCK/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_AUTH_BASE_URL: 'iam.local' }, /APP_AUTH_BASE_URL/],
     [{ APP_SESSION_SECRET: TEST_SECRET, APP_RATE_LIMIT_PER_USER: 'five' }, /APP_RATE_LIMIT_PER_USER phải là số nguyên >= 0 \(nhận được 'five'\)/],

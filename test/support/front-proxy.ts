@@ -9,17 +9,41 @@ import { freePort } from './gateway'
 /** A reverse proxy in front of the gateway (Debian's nginx or Caddy), started from a file of deploy/. */
 export interface FrontProxy {
   name: 'nginx' | 'caddy'
+  /** The file of deploy/ it runs. */
+  file: string
   /** http://127.0.0.1:<port>: the site as a browser reaches it. */
   url: string
   output: () => string
   stop: () => Promise<void>
 }
 
-/** Where the deploy/ file names the gateway and the protected service, and where it listens. */
+/** Where the deploy/ file names the gateway and the protected services (every one is the test's service), and where it listens. */
 export interface FrontProxyAddresses {
   gateway: string
   service: string
 }
+
+/** The nginx files of deploy/, each with what the test swaps: upstreams, listen line, and what Debian's nginx lacks. */
+const NGINX_SWAPS = {
+  'nginx-forward-auth.conf': (addresses: FrontProxyAddresses, port: number): Array<[string | RegExp, string]> => [
+    ['server gateway:3000;', `server ${addresses.gateway};`],
+    ['server grafana:3000;', `server ${addresses.service};`],
+    ['listen 80;', `listen 127.0.0.1:${port};`],
+  ],
+  'nginx.compose.conf': (addresses: FrontProxyAddresses, port: number): Array<[string | RegExp, string]> => [
+    [/server gateway-\d:3000;/g, `server ${addresses.gateway};`],
+    ['listen 80;', `listen 127.0.0.1:${port};`],
+  ],
+  // Plain HTTP for the test (no certificate here); `http2 on` is nginx 1.25's, newer than Debian's.
+  'nginx.conf': (addresses: FrontProxyAddresses, port: number): Array<[string | RegExp, string]> => [
+    [/server 127\.0\.0\.1:300\d;/g, `server ${addresses.gateway};`],
+    ['listen 443 ssl;', `listen 127.0.0.1:${port};`],
+    [/^\s*(?:http2 on|ssl_certificate(?:_key)? +\S+);\n/gm, ''],
+  ],
+}
+
+/** A file of deploy/ that nginx runs. */
+export type NginxFile = keyof typeof NGINX_SWAPS
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url))
 
@@ -52,7 +76,7 @@ async function waitForPort(port: number, child: ChildProcess, output: () => stri
   throw new Error(`did not listen on ${port} within 10 s: ${output()}`)
 }
 
-function run(name: FrontProxy['name'], command: string, args: string[], port: number, folder: string, env: Record<string, string> = {}): Promise<FrontProxy> {
+function run(name: FrontProxy['name'], file: string, command: string, args: string[], port: number, folder: string, env: Record<string, string> = {}): Promise<FrontProxy> {
   let text = ''
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
   child.stdout.on('data', chunk => text += String(chunk))
@@ -68,7 +92,7 @@ function run(name: FrontProxy['name'], command: string, args: string[], port: nu
     rmSync(folder, { recursive: true, force: true })
   }
   return waitForPort(port, child, output).then(
-    () => ({ name, url: `http://127.0.0.1:${port}`, output, stop }),
+    () => ({ name, file, url: `http://127.0.0.1:${port}`, output, stop }),
     async (error: Error) => {
       await stop()
       throw new Error(`${name}: ${error.message}`)
@@ -76,15 +100,11 @@ function run(name: FrontProxy['name'], command: string, args: string[], port: nu
   )
 }
 
-/** Debian's nginx with deploy/nginx-forward-auth.conf, its upstreams and listen line swapped for the test's. */
-export async function startNginx(addresses: FrontProxyAddresses): Promise<FrontProxy> {
+/** Debian's nginx with a file of deploy/ (the forward-auth one unless told), its upstreams and listen line swapped for the test's. */
+export async function startNginx(addresses: FrontProxyAddresses, file: NginxFile = 'nginx-forward-auth.conf'): Promise<FrontProxy> {
   const folder = mkdtempSync(join(tmpdir(), 'svc-nginx-'))
   const port = await freePort()
-  const site = swapped(deployFile('nginx-forward-auth.conf'), [
-    ['server gateway:3000;', `server ${addresses.gateway};`],
-    ['server grafana:3000;', `server ${addresses.service};`],
-    ['listen 80;', `listen 127.0.0.1:${port};`],
-  ])
+  const site = swapped(deployFile(file), NGINX_SWAPS[file](addresses, port))
   writeFileSync(join(folder, 'nginx.conf'), `worker_processes 1; daemon off; pid ${folder}/nginx.pid; error_log stderr warn;
 events { worker_connections 256; }
 http {
@@ -95,7 +115,7 @@ ${site}
 }
 `)
   // Debian's nginx is in /usr/sbin, which is not on every user's PATH.
-  return run('nginx', existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx', ['-c', join(folder, 'nginx.conf'), '-p', folder, '-e', 'stderr'], port, folder)
+  return run('nginx', file, existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx', ['-c', join(folder, 'nginx.conf'), '-p', folder, '-e', 'stderr'], port, folder)
 }
 
 /** Debian's Caddy with deploy/Caddyfile.forward-auth, its site address (plain HTTP) and upstreams swapped for the test's. */
@@ -106,8 +126,9 @@ export async function startCaddy(addresses: FrontProxyAddresses): Promise<FrontP
     [/^app\.example\.com \{$/gm, `http://127.0.0.1:${port} {`],
     ['gateway:3000', addresses.gateway],
     ['grafana:3000', addresses.service],
+    ['wiki:3000', addresses.service],
   ])
   // The test's own global options: no admin endpoint (files run side by side), no HTTPS, loopback only.
   writeFileSync(join(folder, 'Caddyfile'), `{\n\tadmin off\n\tauto_https off\n\tdefault_bind 127.0.0.1\n}\n${site}`)
-  return run('caddy', 'caddy', ['run', '--config', join(folder, 'Caddyfile'), '--adapter', 'caddyfile'], port, folder, { XDG_DATA_HOME: folder, XDG_CONFIG_HOME: folder, HOME: folder })
+  return run('caddy', 'Caddyfile.forward-auth', 'caddy', ['run', '--config', join(folder, 'Caddyfile'), '--adapter', 'caddyfile'], port, folder, { XDG_DATA_HOME: folder, XDG_CONFIG_HOME: folder, HOME: folder })
 }

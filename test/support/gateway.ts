@@ -36,13 +36,13 @@ export interface RunningGateway {
 /**
  * Starts the built playground (`npm run build` first), or another built app's server `entry`, with the given APP_*
  * variables, on a free loopback port (or `fixedPort`: an address others were told in advance), and waits until it answers. A port taken between its choice and the gateway's
- * listen (another test file in parallel) is chosen again.
+ * listen (another test file in parallel) is chosen again. `node`: another Node binary than the one running the tests.
  */
-export async function startGateway(env: Record<string, string>, entry = SERVER_ENTRY, fixedPort?: number): Promise<RunningGateway> {
+export async function startGateway(env: Record<string, string>, entry = SERVER_ENTRY, fixedPort?: number, node = process.execPath): Promise<RunningGateway> {
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first`)
   for (let attempt = 1; ; attempt++) {
     try {
-      const gateway = await spawnGateway(env, entry, fixedPort ?? await freePort())
+      const gateway = await spawnGateway(env, entry, fixedPort ?? await freePort(), node)
       started.push(gateway)
       return gateway
     }
@@ -54,8 +54,8 @@ export async function startGateway(env: Record<string, string>, entry = SERVER_E
 
 class PortTaken extends Error {}
 
-async function spawnGateway(env: Record<string, string>, entry: string, port: number): Promise<RunningGateway> {
-  const child = spawn(process.execPath, [entry], {
+async function spawnGateway(env: Record<string, string>, entry: string, port: number, node: string): Promise<RunningGateway> {
+  const child = spawn(node, [entry], {
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), APP_SESSION_SECRET: TEST_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

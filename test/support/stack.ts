@@ -12,8 +12,8 @@ export type SampleBackend = Awaited<ReturnType<typeof startSampleBackend>>
 export type WsBackend = Awaited<ReturnType<typeof startWsBackend>>
 
 export interface StackOptions {
-  /** The development IAM (on by default); `slowMs`: how long its `slow` scenario stalls. */
-  iam?: boolean | { slowMs?: number }
+  /** The development IAM (on by default); `slowMs`: how long its `slow` scenario stalls; `accounts`: more accounts. */
+  iam?: boolean | Pick<NonNullable<Parameters<typeof startDevIam>[0]>, 'slowMs' | 'accounts'>
   /**
    * The backend behind `/api/**`: the echo backend (default), the sample backend (checks permissions at the
    * development IAM), the WebSocket backend, or none. `backendPath` is appended to its address in APP_API_PROXY_TARGET.

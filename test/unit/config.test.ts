@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
 import { envName, overlayEnv, toBool, toInt, toList } from '../../server/core/config/coerce'
-import { parseGatewayConfig, readSecrets, toProxyTrust } from '../../server/core/config/config'
+import { EXAMPLE_SECRETS, parseGatewayConfig, readSecrets, toProxyTrust } from '../../server/core/config/config'
 import { ConfigError, type RawGatewayConfig } from '../../server/core/config/types'
 import { GATEWAY_DEFAULTS } from '../../server/core/config/defaults'
 import { iamTimeoutMessage } from '../../server/http/errors'
@@ -65,6 +65,12 @@ describe('readSecrets', () => {
   it('adds the previous secrets after the current one', () => {
     const old = 'o'.repeat(40)
     expect(readSecrets(SECRET, `${old}, ${SECRET}`)).toEqual([SECRET, old])
+  })
+  it('refuses a documented example secret, current or previous, naming the variable', () => {
+    for (const example of EXAMPLE_SECRETS) {
+      expect(() => readSecrets(example, '')).toThrow('APP_SESSION_SECRET là giá trị mẫu của tài liệu, ai cũng biết: tạo khoá riêng (openssl rand -hex 32).')
+      expect(() => readSecrets(SECRET, `${'o'.repeat(40)},${example}`)).toThrow('APP_SESSION_SECRET_PREVIOUS là giá trị mẫu của tài liệu, ai cũng biết: tạo khoá riêng (openssl rand -hex 32).')
+    }
   })
 })
 

@@ -1,20 +1,42 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parse, parseAllDocuments } from 'yaml'
+import { supportedMajors } from '../../.ci/runtime.mjs'
+import { overlayEnv } from '../../server/core/config/coerce'
+import { parseGatewayConfig, readSecrets } from '../../server/core/config/config'
+import { GATEWAY_DEFAULTS } from '../../server/core/config/defaults'
 
 // The container and the deployment sketches cannot run here (no Docker daemon, no cluster): what can be checked is
 // that they parse and say what the README promises.
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
 
-interface EnvVar { name: string, value?: string, valueFrom?: { secretKeyRef?: { name: string, key: string } } }
+interface EnvVar { name: string, value?: string, valueFrom?: { secretKeyRef?: { name: string, key: string, optional?: boolean } } }
+
+const SECRET = 's'.repeat(64)
+
+/**
+ * The configuration a gateway would start with from these variables, as the server reads it (defaults, then the
+ * variables; the secrets checked): it throws what the server would stop on.
+ */
+function startWith(env: Record<string, string>) {
+  return parseGatewayConfig(overlayEnv(GATEWAY_DEFAULTS, env), readSecrets(env.APP_SESSION_SECRET, env.APP_SESSION_SECRET_PREVIOUS))
+}
+
+/** What each login kind needs, as the operator of deploy/compose.yaml or the manifest gives it. */
+const KINDS = {
+  iam: { APP_AUTH_BASE_URL: 'https://iam.example.vn' },
+  oidc: { APP_AUTH_KIND: 'oidc', APP_OIDC_ISSUER: 'https://sso.example.vn/realms/acme', APP_OIDC_CLIENT_ID: 'orders-web', APP_OIDC_CLIENT_SECRET: 'provider-secret' },
+}
 
 describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile')
   const stages = dockerfile.split(/^FROM /m).slice(1)
 
-  it('builds in one Node 20 stage and runs only the built output in another, as the non-root node user', () => {
+  it('builds in one stage and runs only the built output in another, on the newest Node LTS the layer supports, as the non-root node user', () => {
     expect(stages).toHaveLength(2)
-    for (const stage of stages) expect(stage).toMatch(/^node:20-/)
+    const newest = supportedMajors().at(-1)
+    expect(newest).toBeGreaterThanOrEqual(24)
+    for (const stage of stages) expect(stage).toMatch(new RegExp(`^node:${newest}-`))
     const run = stages[1]!
     expect(run).toMatch(/^COPY --from=build --chown=node:node \/output \.\/\.output$/m)
     expect(run).not.toMatch(/npm (ci|install)|COPY \. /)
@@ -24,6 +46,14 @@ describe('Dockerfile', () => {
 
   it('checks its health on /healthz', () => {
     expect(stages[1]).toMatch(/^HEALTHCHECK .*\n?.*\/healthz/m)
+  })
+
+  it('copies a layer\'s tarball at the app\'s root in with the lockfile, before npm ci, and builds the app at the root unless told', () => {
+    const build = stages[0]!
+    expect(build.indexOf('COPY package.json package-lock.json *.tgz ./\n')).toBeGreaterThan(-1)
+    expect(build.indexOf('COPY package.json package-lock.json *.tgz ./\n')).toBeLessThan(build.indexOf('RUN npm ci'))
+    expect(build).toMatch(/^ARG SOURCE_DIR=\.$/m)
+    expect(read('.dockerignore')).not.toMatch(/tgz/)
   })
 })
 
@@ -66,6 +96,23 @@ describe('deploy/compose.yaml', () => {
     expect(conf).toMatch(/proxy_request_buffering off;/)
   })
 
+  it('builds the app at its root unless SOURCE_DIR says otherwise, and starts for the contract\'s IAM and for an OpenID Provider', () => {
+    const gateway = compose.services['gateway-1'] as unknown as { build: { args: Record<string, string> }, environment: Record<string, string> }
+    expect(gateway.build.args.SOURCE_DIR).toBe('${SOURCE_DIR:-.}')
+    // Compose's own interpolation: ${NAME:-default}, and ${NAME:?message} refusing an unset NAME.
+    const interpolate = (env: Record<string, string>) => Object.fromEntries(Object.entries(gateway.environment).map(([name, value]) => [name,
+      value.replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_, variable: string, how?: string, word = '') => {
+        if (env[variable]) return env[variable]!
+        if (how === '?') throw new Error(`${variable}: ${word}`)
+        return how === '-' ? word : ''
+      })]))
+    expect(() => interpolate({})).toThrow(/^APP_SESSION_SECRET: set APP_SESSION_SECRET/)
+    const iam = startWith(interpolate({ APP_SESSION_SECRET: SECRET, ...KINDS.iam }))
+    expect([iam.kind, iam.baseURL, iam.redisUrl]).toEqual(['iam', 'https://iam.example.vn', 'redis://redis:6379'])
+    const oidc = startWith(interpolate({ APP_SESSION_SECRET: SECRET, ...KINDS.oidc }))
+    expect([oidc.kind, oidc.oidc?.issuer, oidc.oidc?.clientId, oidc.oidc?.clientSecret]).toEqual(['oidc', 'https://sso.example.vn/realms/acme', 'orders-web', 'provider-secret'])
+  })
+
   it.each(['deploy/nginx.conf', 'deploy/nginx.compose.conf'])('%s passes WebSocket handshakes on (Upgrade and Connection)', (path) => {
     const conf = read(path)
     expect(conf).toMatch(/map \$http_upgrade \$connection_upgrade \{\s*default upgrade;\s*'' *'';\s*\}/)
@@ -80,8 +127,30 @@ describe('deploy/kubernetes.yaml', () => {
   const documents = parseAllDocuments(read('deploy/kubernetes.yaml')).map(document => document.toJS() as { kind: string, metadata: { name: string }, spec?: any, stringData?: Record<string, string> })
   const byKind = (kind: string) => documents.find(document => document.kind === kind)!
 
-  it('holds a Secret, a Deployment and a Service', () => {
-    expect(documents.map(document => document.kind)).toEqual(['Secret', 'Deployment', 'Service'])
+  it('holds a Deployment and a Service; its steps apply no Secret, so a real one is never replaced by a file\'s value', () => {
+    expect(documents.map(document => document.kind)).toEqual(['Deployment', 'Service'])
+    const manifest = read('deploy/kubernetes.yaml')
+    const applied = [...manifest.matchAll(/kubectl apply -f (\S+)/g)].map(match => match[1]!)
+    expect(applied).toEqual(['deploy/kubernetes.yaml'])
+    for (const file of applied) expect(parseAllDocuments(read(file)).map(document => document.toJS().kind)).not.toContain('Secret')
+    expect(manifest).toMatch(/kubectl create secret generic svc-auth-gateway --from-literal=session-secret=\$\(openssl rand -hex 32\)/)
+  })
+
+  it('deploy/kubernetes-secret.yaml\'s placeholder is refused at start, naming the variable', () => {
+    const { stringData } = parse(read('deploy/kubernetes-secret.yaml')) as { stringData: Record<string, string> }
+    expect(() => readSecrets(stringData['session-secret'], '')).toThrow('APP_SESSION_SECRET là giá trị mẫu của tài liệu, ai cũng biết: tạo khoá riêng (openssl rand -hex 32).')
+  })
+
+  it('starts for the contract\'s IAM as it is, and for an OpenID Provider with APP_AUTH_KIND=oidc', () => {
+    const env = byKind('Deployment').spec.template.spec.containers[0].env as EnvVar[]
+    const secrets: Record<string, string> = { 'session-secret': SECRET, 'oidc-client-secret': 'provider-secret' }
+    const variables = (over: Record<string, string>) => ({ ...Object.fromEntries(env.map(variable => [variable.name, variable.value ?? secrets[variable.valueFrom!.secretKeyRef!.key]!])), ...over })
+    const iam = startWith(variables({}))
+    expect([iam.kind, iam.baseURL]).toEqual(['iam', 'https://iam.example.vn'])
+    const oidc = startWith(variables({ APP_AUTH_KIND: 'oidc' }))
+    expect([oidc.kind, oidc.oidc?.issuer, oidc.oidc?.clientId, oidc.oidc?.clientSecret]).toEqual(['oidc', 'https://sso.example.vn/realms/acme', 'orders-web', 'provider-secret'])
+    // The OpenID client secret is the Secret's, and optional (a public client has none).
+    expect(env.find(variable => variable.name === 'APP_OIDC_CLIENT_SECRET')!.valueFrom!.secretKeyRef).toEqual({ name: 'svc-auth-gateway', key: 'oidc-client-secret', optional: true })
   })
 
   it('probes /readyz and /healthz, and gives the pod longer than the preStop pause plus the shutdown timeout', () => {
@@ -102,12 +171,15 @@ describe('deploy/kubernetes.yaml', () => {
     expect(pod.volumes.map((volume: { name: string }) => volume.name)).toContain(mount.name)
   })
 
-  it('reads the session secret from the Secret, and the Service reaches the container port', () => {
-    const secret = byKind('Secret')
+  it('reads the session secret from the Secret (deploy/kubernetes-secret.yaml\'s), and the Service reaches the container port', () => {
+    const secret = parse(read('deploy/kubernetes-secret.yaml')) as { kind: string, metadata: { name: string }, stringData: Record<string, string> }
+    expect(secret.kind).toBe('Secret')
     const container = byKind('Deployment').spec.template.spec.containers[0]
-    const ref = (container.env as EnvVar[]).find(variable => variable.name === 'APP_SESSION_SECRET')!.valueFrom!.secretKeyRef!
-    expect(ref.name).toBe(secret.metadata.name)
-    expect(Object.keys(secret.stringData!)).toContain(ref.key)
+    for (const variable of (container.env as EnvVar[]).filter(variable => variable.valueFrom)) {
+      const ref = variable.valueFrom!.secretKeyRef!
+      expect(ref.name).toBe(secret.metadata.name)
+      expect(Object.keys(secret.stringData), variable.name).toContain(ref.key)
+    }
     const ports = (container.ports as { name: string }[]).map(port => port.name)
     expect(ports).toContain(byKind('Service').spec.ports[0].targetPort)
     expect(byKind('Service').spec.selector).toEqual(byKind('Deployment').spec.selector.matchLabels)
@@ -117,7 +189,7 @@ describe('deploy/kubernetes.yaml', () => {
 describe('every APP_* variable the container files set', () => {
   it('is one the README documents', () => {
     const readme = read('README.md')
-    const used = new Set([...`${read('Dockerfile')}${read('deploy/compose.yaml')}${read('deploy/kubernetes.yaml')}`.matchAll(/\bAPP_[A-Z_]+/g)].map(match => match[0]))
+    const used = new Set([...`${read('Dockerfile')}${read('deploy/compose.yaml')}${read('deploy/kubernetes.yaml')}${read('deploy/kubernetes-secret.yaml')}`.matchAll(/\bAPP_[A-Z_]+/g)].map(match => match[0]))
     for (const name of used) expect(readme, name).toContain(`\`${name}\``)
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { authRequestHeaders, headerValue, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest } from '../../server/core/verify/forward-auth'
+import { authRequestHeaders, checkQuery, headerValue, isAllowed, loginLocation, parseVerifyQuery, wantsLoginRedirect, type ForwardedRequest } from '../../server/core/verify/forward-auth'
 import type { AuthUser } from '../../shared/types'
 
 const user: AuthUser = { id: 'u-1', name: 'An', email: 'an@example.com', roles: ['ADMIN', 'SALE'], permissions: ['/grafana/view', '/orders/search'] }
@@ -17,6 +17,24 @@ describe('parseVerifyQuery', () => {
     ['more than 32 of a kind', Array.from({ length: 33 }, (_, i) => `any=/p${i}`).join('&')],
   ])('refuses %s', (_, search) => {
     expect(parseVerifyQuery(search)).toBeUndefined()
+  })
+})
+
+describe('checkQuery', () => {
+  it('takes a query that is the client\'s, carried in by the proxy (X-Forwarded-Uri says so), as asking for nothing', () => {
+    // Caddy's forward_auth with `uri /auth/verify` keeps the client's query: /grafana/d/x?orgId=1 is checked as /auth/verify?orgId=1.
+    expect(checkQuery('orgId=1', '/grafana/d/x?orgId=1')).toEqual({ all: [], any: [] })
+    expect(checkQuery('permision=/x&a=%20b', '/wiki/?permision=/x&a=%20b')).toEqual({ all: [], any: [] })
+    expect(checkQuery('permission=/admin', 'https://app.example/wiki/?permission=/admin')).toEqual({ all: [], any: [] })
+  })
+  it('reads a query of the check\'s own address as before: a typo is still refused, whatever the client asked for', () => {
+    expect(checkQuery('permission=/grafana/view', '/grafana/d/x?orgId=1')).toEqual({ all: ['/grafana/view'], any: [] })
+    expect(checkQuery('permision=/grafana/view', '/grafana/d/x?orgId=1')).toBeUndefined()
+    expect(checkQuery('permision=/grafana/view', '/grafana/d/x')).toBeUndefined()
+    expect(checkQuery('permision=/grafana/view', undefined)).toBeUndefined()
+    // Part of the client's query is not the client's query.
+    expect(checkQuery('orgId=1', '/grafana/d/x?orgId=1&to=now')).toBeUndefined()
+    expect(checkQuery('', '/grafana/d/x?orgId=1')).toEqual({ all: [], any: [] })
   })
 })
 

@@ -52,7 +52,18 @@ export function parseLoggingConfig(raw: RawGatewayConfig): LoggingConfig {
   }
 }
 
-/** Reads the session secrets; raises when the current one is missing or short. */
+/**
+ * Session secrets the repository has shown as examples (deploy/kubernetes-secret.yaml's placeholder, which
+ * deploy/kubernetes.yaml itself held until 0.1.0): anyone can read them, so anyone could seal a session with one.
+ */
+export const EXAMPLE_SECRETS: readonly string[] = ['change-me-to-64-hex-characters-from-openssl-rand-hex-32-000000']
+
+/** The refusal of a secret that is a documented example, naming its variable. */
+function exampleSecretError(variable: string): ConfigError {
+  return new ConfigError(`${variable} là giá trị mẫu của tài liệu, ai cũng biết: tạo khoá riêng (openssl rand -hex 32).`)
+}
+
+/** Reads the session secrets; raises when the current one is missing or short, or when one is a documented example. */
 export function readSecrets(current: unknown, previous: unknown): string[] {
   const secret = toText(current)
   if (secret.length < MIN_SECRET_LENGTH) {
@@ -60,7 +71,10 @@ export function readSecrets(current: unknown, previous: unknown): string[] {
       `APP_SESSION_SECRET ${secret ? 'quá ngắn' : 'chưa cấu hình'}: cần ít nhất ${MIN_SECRET_LENGTH} ký tự.`,
     )
   }
-  return [secret, ...toList(previous).filter(old => old !== secret)]
+  if (EXAMPLE_SECRETS.includes(secret)) throw exampleSecretError('APP_SESSION_SECRET')
+  const older = toList(previous).filter(old => old !== secret)
+  if (older.some(old => EXAMPLE_SECRETS.includes(old))) throw exampleSecretError('APP_SESSION_SECRET_PREVIOUS')
+  return [secret, ...older]
 }
 
 /**

@@ -39,6 +39,24 @@ export function parseVerifyQuery(search: string): VerifyQuery | undefined {
   return query
 }
 
+/**
+ * The permissions a check asks for, from the query of its address (`search`, without '?') and what a trusted proxy
+ * says the client asked for (X-Forwarded-Uri). A proxy that keeps the client's query on an address without one of its
+ * own (Caddy's `forward_auth` with `uri /auth/verify`: `/grafana/d/x?orgId=1` is checked as `/auth/verify?orgId=1`)
+ * carries the client's query in; it is the client's when it is the query of X-Forwarded-Uri, and asks for nothing.
+ * Any other query is the check's own, read by parseVerifyQuery: a typo such as `?permision=` is still refused.
+ */
+export function checkQuery(search: string, forwardedUri: string | undefined): VerifyQuery | undefined {
+  if (search && forwardedUri !== undefined && search === queryOf(forwardedUri)) return { all: [], any: [] }
+  return parseVerifyQuery(search)
+}
+
+/** The query of a request target, without its '?' ('' when it has none). */
+function queryOf(target: string): string {
+  const at = target.indexOf('?')
+  return at === -1 ? '' : target.slice(at + 1)
+}
+
 /** Whether the user holds every permission of `all` and, when `any` names some, one of them. */
 export function isAllowed(user: AuthUser, query: VerifyQuery): boolean {
   return hasAllPermissions(user, query.all) && hasAnyPermission(user, query.any)
