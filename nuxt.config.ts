@@ -91,7 +91,7 @@ declare module 'vue' {
       nitro.hooks.hook('prerender:init', addGatewayModules)
       nitro.hooks.hook('prerender:generate', (route) => {
         const refusal = prerenderedLoginRefusal(route.route, route.contents, nitro.options.baseURL)
-        if (refusal) route.error = Object.assign(new Error(refusal), { statusCode: 500 })
+        if (refusal) route.error = Object.assign(new Error(refusal), { statusCode: 500, statusMessage: 'Internal Server Error' })
       })
     },
   },
