@@ -95,6 +95,8 @@ describe.each(['nginx', 'caddy'] as const)('forward auth behind %s (deploy/ as t
     expect(refused.status).toBe(403)
     // Caddy sends the gateway's answer back; nginx's auth_request answers a 403 with its own page.
     if (name === 'caddy') expect(JSON.parse(refused.body)).toMatchObject({ statusCode: 403, statusMessage: 'Bạn không có quyền truy cập.' })
+    // Nor does naming the check's own query in the page's URL let it in (the check's query is the same as the client's).
+    expect((await rawRequest(`${proxy().url}/grafana/?permission=/grafana/view`, { headers: { cookie: sale } })).status).toBe(403)
 
     const ops = await loginThrough(proxy(), 'ops', 'ops123')
     expect((await rawRequest(`${proxy().url}/grafana/`, { headers: { cookie: ops } })).status).toBe(200)

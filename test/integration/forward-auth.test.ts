@@ -81,6 +81,13 @@ describe('GET /auth/verify', () => {
     expect((await verify(stack.gateway, '?permission=/orders/delete', carried)).status).toBe(403)
   })
 
+  it('still asks for the permission of its own query when the client\'s URL carries the same query (no way in by naming it)', async () => {
+    // nginx: `auth_request` to /auth/verify?permission=/orders/delete, the client asking /admin/?permission=/orders/delete.
+    const named = { 'cookie': sale, 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/admin/?permission=/orders/delete' }
+    expect((await verify(stack.gateway, '?permission=/orders/delete', named)).status).toBe(403)
+    expect((await verify(stack.gateway, '?permission=%2Forders%2Fdelete', { ...named, 'x-forwarded-uri': '/admin/?permission=%2Forders%2Fdelete' })).status).toBe(403)
+  })
+
   it('sends a browser navigation a trusted proxy passed on to the login page, with the URL it asked for', async () => {
     const answer = await verify(stack.gateway, '', navigation)
     expect(answer.status).toBe(302)

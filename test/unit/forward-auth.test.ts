@@ -25,7 +25,13 @@ describe('checkQuery', () => {
     // Caddy's forward_auth with `uri /auth/verify` keeps the client's query: /grafana/d/x?orgId=1 is checked as /auth/verify?orgId=1.
     expect(checkQuery('orgId=1', '/grafana/d/x?orgId=1')).toEqual({ all: [], any: [] })
     expect(checkQuery('permision=/x&a=%20b', '/wiki/?permision=/x&a=%20b')).toEqual({ all: [], any: [] })
-    expect(checkQuery('permission=/admin', 'https://app.example/wiki/?permission=/admin')).toEqual({ all: [], any: [] })
+  })
+  it('reads a query it can read as the check\'s own, even when the client sent the same: a client cannot name its way in', () => {
+    // nginx's `auth_request /auth/verify?permission=/admin` for /admin/?permission=/admin: the permission is still needed.
+    expect(checkQuery('permission=/admin', 'https://app.example/admin/?permission=/admin')).toEqual({ all: ['/admin'], any: [] })
+    expect(checkQuery('permission=/admin&any=/a', '/admin/?permission=/admin&any=/a')).toEqual({ all: ['/admin'], any: ['/a'] })
+    // Through Caddy's `uri /auth/verify`, a client that names a permission in its own URL only asks more of itself.
+    expect(checkQuery('any=/x', '/wiki/?any=/x')).toEqual({ all: [], any: ['/x'] })
   })
   it('reads a query of the check\'s own address as before: a typo is still refused, whatever the client asked for', () => {
     expect(checkQuery('permission=/grafana/view', '/grafana/d/x?orgId=1')).toEqual({ all: ['/grafana/view'], any: [] })

@@ -41,14 +41,19 @@ export function parseVerifyQuery(search: string): VerifyQuery | undefined {
 
 /**
  * The permissions a check asks for, from the query of its address (`search`, without '?') and what a trusted proxy
- * says the client asked for (X-Forwarded-Uri). A proxy that keeps the client's query on an address without one of its
- * own (Caddy's `forward_auth` with `uri /auth/verify`: `/grafana/d/x?orgId=1` is checked as `/auth/verify?orgId=1`)
- * carries the client's query in; it is the client's when it is the query of X-Forwarded-Uri, and asks for nothing.
- * Any other query is the check's own, read by parseVerifyQuery: a typo such as `?permision=` is still refused.
+ * says the client asked for (X-Forwarded-Uri). A query the check can read is always the check's own, even when the
+ * client sent the same one: `/grafana/?permission=/grafana/view` through a check that asks `?permission=/grafana/view`
+ * still needs that permission (were a copy of the client's query taken for the client's, a client could name its page's
+ * permission in its own URL and be let in without it). A proxy that keeps the client's query on an address without one
+ * of its own (Caddy's `forward_auth` with `uri /auth/verify`: `/grafana/d/x?orgId=1` is checked as
+ * `/auth/verify?orgId=1`) carries the client's query in: a query the check cannot read that is exactly the query of
+ * X-Forwarded-Uri is the client's, and asks for nothing. Any other query it cannot read is refused: a typo such as
+ * `?permision=` in the check's address never lets everyone in.
  */
 export function checkQuery(search: string, forwardedUri: string | undefined): VerifyQuery | undefined {
-  if (search && forwardedUri !== undefined && search === queryOf(forwardedUri)) return { all: [], any: [] }
-  return parseVerifyQuery(search)
+  const own = parseVerifyQuery(search)
+  if (own) return own
+  return forwardedUri !== undefined && search === queryOf(forwardedUri) ? { all: [], any: [] } : undefined
 }
 
 /** The query of a request target, without its '?' ('' when it has none). */
