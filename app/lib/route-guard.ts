@@ -1,15 +1,19 @@
+import { abortNavigation, createError, defineNuxtRouteMiddleware, navigateTo, useAppConfig, useError, useNuxtApp } from '#app'
 import { decideRoute, FORBIDDEN_MESSAGE } from '../../shared/guard'
-import { leaveLoginPage } from '../lib/after-login'
-import { useAuthExpiresAt, useAuthUser } from '../lib/auth-state'
+import { leaveLoginPage } from './after-login'
+import { useAuthExpiresAt, useAuthUser } from './auth-state'
 
 /**
- * Every page needs a session unless its meta says `auth: false`; meta `permissions` needs all of them, else the
- * 403 error page. Client-side gating tidies the UI only: the backend checks every request.
+ * The route guard: every page needs a session unless its meta says `auth: false`; meta `permissions` needs all of
+ * them, else the 403 error page. Client-side gating tidies the UI only: the backend checks every request.
+ * nuxt.config.ts registers it as the global route middleware `svc-auth-guard`, ahead of the app's own: it is not
+ * found by a file's name, so an app's `app/middleware/auth.global.ts` is one more middleware, never a replacement.
  */
 export default defineNuxtRouteMiddleware((to) => {
+  const nuxtApp = useNuxtApp()
   // The server already rendered this page's error (the 403 of a direct load): hydrating it must not raise it again,
   // which Nuxt would log as an error caught during app initialization.
-  if (import.meta.client && useNuxtApp().isHydrating && useError().value) return
+  if (import.meta.client && nuxtApp.isHydrating && useError().value) return
   // A session whose end has passed is over: the next navigation goes to the login page.
   const expiresAt = useAuthExpiresAt()
   if (import.meta.client && expiresAt.value !== null && Date.now() >= expiresAt.value) {
