@@ -27,7 +27,24 @@ export default defineNuxtRouteMiddleware((to) => {
   )
   if (decision.action === 'login') return navigateTo(decision.to)
   if (decision.action === 'redirect') return leaveLoginPage(decision.to)
-  if (decision.action === 'forbidden') {
-    return abortNavigation(createError({ statusCode: 403, statusMessage: 'Forbidden', message: FORBIDDEN_MESSAGE, data: { message: FORBIDDEN_MESSAGE }, fatal: true }))
-  }
+  if (decision.action === 'forbidden') return forbidden()
 })
+
+/**
+ * The 403 error page. Missing permissions are the user's lot, not a failure of the app: a server render answers
+ * the 403 page without `fatal` (Nitro logs fatal errors at `error` level with their stack), and the first page of
+ * an app rendered in the browser (ssr: false) shows it without Nuxt's `app:error` hook (which logs every error raised
+ * while the app starts as [NUXT_E1005]). A later navigation in the browser shows it in place of the app (`fatal`).
+ */
+function forbidden() {
+  const nuxtApp = useNuxtApp()
+  const error = { statusCode: 403, statusMessage: 'Forbidden', message: FORBIDDEN_MESSAGE, data: { message: FORBIDDEN_MESSAGE } }
+  // A server render shows the error a middleware returns.
+  if (import.meta.server) return createError(error)
+  // The first page of an app rendered in the browser: the error page, the hook not called (the page is never mounted).
+  if (nuxtApp.isHydrating && !nuxtApp.payload.serverRendered) {
+    nuxtApp.payload.error = createError(error)
+    return
+  }
+  return abortNavigation(createError({ ...error, fatal: true }))
+}
