@@ -1,4 +1,5 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
+import { LOGIN_PATH } from '../../shared/guard'
 import type { LoginMethod } from '../../shared/types'
 import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
@@ -8,6 +9,7 @@ import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
 import { keepTickShape } from '../ops/tick-shape'
+import { keepsSessionCookie } from '../session/plain-http'
 import { journalPendingRevocations } from '../session/revocations'
 import { takeTokensFrom } from '../session/token'
 
@@ -31,10 +33,14 @@ export default defineNitroPlugin((nitroApp) => {
     process.exit(1)
   }
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
-  // How the login page logs in (the app's pages read it in their server render: plugin 02.auth).
+  // How the login page logs in (the app's pages read it in their server render: plugin 02.auth), and, for a page
+  // asked for over plain http, that the browser will drop the session cookie; that, and a login over plain http, is
+  // said once in the log (session/plain-http.ts).
   const login: LoginMethod = config.kind === 'oidc' ? { sso: true, autoRedirect: config.oidc!.autoRedirect } : { sso: false, autoRedirect: false }
   nitroApp.hooks.hook('request', (event) => {
-    event.context.svcAuthLogin = login
+    const page = event.method === 'GET' && String(event.node.req.headers.accept ?? '').includes('text/html')
+    const signIn = event.method === 'POST' && event.path.startsWith(LOGIN_PATH)
+    event.context.svcAuthLogin = (page || signIn) && !keepsSessionCookie(event) ? { ...login, plainHttp: true } : login
   })
   // An OpenID session's tokens live beside it: the proxy, the tunnel and forward auth find them through the session.
   if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken)

@@ -1,7 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { registerEndpoint } from '@nuxt/test-utils/runtime'
+import { afterEach, beforeEach, describe, expect, it, vi as vitest } from 'vitest'
 import type { RouteLocationNormalized } from 'vue-router'
 import routeGuard from '../../app/lib/route-guard'
+import { useAuth } from '../../app/composables/useAuth'
 import { useAuthUser } from '../../app/lib/auth-state'
+import { AppError } from '../../app/utils/app-error'
 import { vi } from '../../shared/messages'
 import type { AuthUser } from '../../shared/types'
 
@@ -45,5 +48,28 @@ describe('the route guard, for a page the user may not open', () => {
     const thrown = await (async () => nuxtApp.runWithContext(() => routeGuard(adminPage, home)))().catch((error: unknown) => error)
     expect(thrown).toMatchObject({ statusCode: 403, fatal: true, message: vi.errors.forbiddenPage })
     expect(useError().value).toMatchObject({ statusCode: 403 })
+  })
+})
+
+describe('useAuth().login() whose session the browser did not keep', () => {
+  afterEach(() => {
+    vitest.unstubAllGlobals()
+  })
+
+  it('over plain http to a host that is not the browser\'s own machine: an AppError that says why', async () => {
+    registerEndpoint('/auth/login', { method: 'POST', handler: () => ({ user: viewer }) })
+    registerEndpoint('/auth/session', () => ({ user: null, expiresAt: null }))
+    vitest.stubGlobal('location', { protocol: 'http:', host: 'staging.example:8080' })
+    const failure = await useAuth().login({ username: 'viewer', password: 'viewer123' }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(AppError)
+    expect(failure).toMatchObject({ status: 0, message: vi.errors.plainHttp })
+    expect(useAuthUser().value).toBeNull()
+  })
+
+  it('on the browser\'s own machine: the login\'s user, as before (the cookie was kept; the session is read again later)', async () => {
+    registerEndpoint('/auth/login', { method: 'POST', handler: () => ({ user: viewer }) })
+    registerEndpoint('/auth/session', () => ({ user: null, expiresAt: null }))
+    vitest.stubGlobal('location', { protocol: 'http:', host: 'localhost:3000' })
+    expect(await useAuth().login({ username: 'viewer', password: 'viewer123' })).toEqual(viewer)
   })
 })
