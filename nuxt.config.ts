@@ -9,6 +9,9 @@ import type { Nitro } from 'nitropack'
 const LAYER_DIR = dirname(fileURLToPath(import.meta.url))
 /** The layer's own /api/** catch-all (the proxy); every other route under /api belongs to the app and wins. */
 const PROXY_ROUTE_FILE = join(LAYER_DIR, 'server/routes/api/[...path].ts')
+/** The route guard (app/lib/route-guard.ts), registered under this name by its path, not found by a file's name. */
+const ROUTE_GUARD = 'svc-auth-guard'
+const ROUTE_GUARD_FILE = join(LAYER_DIR, 'app/lib/route-guard.ts')
 
 /**
  * The modules the gateway's code reads from the build (server/http/route-decider.ts): the app's route rules that set
@@ -54,6 +57,17 @@ declare module 'vue' {
     vCan: import('vue').Directive<HTMLElement, string | readonly string[], 'any' | 'disable'>
   }
 }`)
+      })
+    },
+    // The route guard. Nuxt finds route middleware by file name and lets an app's file replace a layer's of the same
+    // name: an app's own app/middleware/auth.global.ts turned every page's protection off. The guard is registered
+    // here instead, by its path, first among the global middleware; an app middleware that takes its name fails the
+    // build (README: "What an app may replace").
+    (_options, nuxt) => {
+      nuxt.hook('app:resolve', (app) => {
+        const clash = app.middleware.find(middleware => middleware.name === ROUTE_GUARD)
+        if (clash) throw new Error(`svc-auth-gateway: ${clash.path} không thể thay route guard "${ROUTE_GUARD}" của gateway: hãy đặt tên khác cho middleware này.`)
+        app.middleware.unshift({ name: ROUTE_GUARD, path: ROUTE_GUARD_FILE, global: true })
       })
     },
   ],

@@ -8,6 +8,8 @@ export default defineNuxtConfig({
   // The test of `nuxt dev` (test/integration/dev-server.test.ts) builds into a folder of its own, away from the
   // .nuxt that the other tests' builds and type checks use.
   buildDir: process.env.SVC_PLAYGROUND_BUILD_DIR || undefined,
+  // A page rendered in the browser alone, as in an SPA app (ssr: false): the route guard runs there first.
+  routeRules: { '/reports': { ssr: false } },
   compatibilityDate: '2026-01-01',
   // The app's own WebSocket routes (server/routes/_ws/): the gateway's /api/** tunnel stays the gateway's.
   nitro: { experimental: { websocket: true } },

@@ -56,4 +56,6 @@ export interface LoginMethod {
   sso: boolean
   /** The login page sends the browser straight to the provider (APP_OIDC_AUTO_REDIRECT). */
   autoRedirect: boolean
+  /** The page came over plain http to a host that is not the browser's own machine: the Secure session cookie is dropped. */
+  plainHttp?: boolean
 }

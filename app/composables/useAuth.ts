@@ -1,14 +1,17 @@
 import { computed } from 'vue'
 import type { AuthUser, LoginCredentials, SessionResponse } from '../../shared/types'
 import { LOGIN_PATH } from '../../shared/guard'
+import { vi } from '../../shared/messages'
 import { safeRedirect } from '../../shared/redirect'
+import { keepsSecureCookies } from '../../shared/secure-cookies'
 import { AppError } from '../utils/app-error'
 import { announceAuthChange } from '../lib/auth-channel'
 import { useAuthExpiresAt, useAuthUser, useLoginMethod } from '../lib/auth-state'
 
 /**
  * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `login(credentials?)`,
- * `logout(redirect?)`, `refresh()`. Errors are AppError (status, message). Other tabs hear of logins and logouts.
+ * `logout(redirect?)`, `refresh()`. Errors are AppError (status, message); a login whose session cookie the browser
+ * did not keep (a page over plain http) is one too. Other tabs hear of logins and logouts.
  */
 export function useAuth() {
   const user = useAuthUser()
@@ -54,6 +57,9 @@ export function useAuth() {
     user.value = answer.user
     // The end of the session comes with GET /auth/session (POST /auth/login answers { user } as the contract says).
     await refresh()
+    // No session right after a login over plain http: the browser dropped the Secure cookie. Say so, rather than
+    // leave for a page that sends the user back to the login page without a word.
+    if (!user.value && import.meta.client && !keepsSecureCookies(location.protocol, location.host)) throw new AppError(0, vi.errors.plainHttp)
     announceAuthChange('login')
     return user.value ?? answer.user
   }

@@ -1,4 +1,5 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
+import { LOGIN_PATH } from '../../shared/guard'
 import type { LoginMethod } from '../../shared/types'
 import { missingSettingLine, missingSettings, settingWarnings } from '../core/config/start-checks'
 import { ConfigError } from '../core/config/types'
@@ -9,6 +10,7 @@ import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
 import { keepTickShape } from '../ops/tick-shape'
+import { keepsSessionCookie } from '../session/plain-http'
 import { journalPendingRevocations } from '../session/revocations'
 import { takeTokensFrom } from '../session/token'
 
@@ -42,10 +44,14 @@ export default defineNitroPlugin((nitroApp) => {
   const warnings = import.meta.dev ? [] : settingWarnings(config, !!(process.env.NITRO_SSL_CERT && process.env.NITRO_SSL_KEY))
   for (const warning of warnings) log.warn({ type: 'config' }, warning)
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
-  // How the login page logs in (the app's pages read it in their server render: plugin 02.auth).
+  // How the login page logs in (the app's pages read it in their server render: plugin 02.auth), and, for a page
+  // asked for over plain http, that the browser will drop the session cookie; that, and a login over plain http, is
+  // said once in the log (session/plain-http.ts).
   const login: LoginMethod = config.kind === 'oidc' ? { sso: true, autoRedirect: config.oidc!.autoRedirect } : { sso: false, autoRedirect: false }
   nitroApp.hooks.hook('request', (event) => {
-    event.context.svcAuthLogin = login
+    const page = event.method === 'GET' && String(event.node.req.headers.accept ?? '').includes('text/html')
+    const signIn = event.method === 'POST' && event.path.startsWith(LOGIN_PATH)
+    event.context.svcAuthLogin = (page || signIn) && !keepsSessionCookie(event) ? { ...login, plainHttp: true } : login
   })
   // An OpenID session's tokens live beside it: the proxy, the tunnel and forward auth find them through the session.
   if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken)

@@ -1,6 +1,7 @@
 /**
- * session/: the live session. The sealed svc_session cookie (this file), revocations (revocations.ts, shared through
- * Redis, with their journal: revocation-journal.ts), and the token a session sends (token.ts).
+ * session/: the live session. The sealed svc_session cookie (this file; whether the browser keeps it over plain http:
+ * plain-http.ts), revocations (revocations.ts, shared through Redis, with their journal: revocation-journal.ts), and
+ * the token a session sends (token.ts).
  * May import: core, ops, http, stores. Never a kind of IAM: the contract IAM and OpenID Connect (iam/, oidc/) write
  * sessions through here, and an OpenID session's tokens plug in through token.ts's takeTokensFrom.
  */

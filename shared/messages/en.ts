@@ -83,5 +83,6 @@ export const en: AuthMessages = {
     forbiddenPage: 'You do not have permission to open this page.',
     network: 'The server cannot be reached. Please check your network and try again.',
     httpStatus: 'Server error (HTTP {status}).',
+    plainHttp: 'This site is served over http, but the session cookie needs https: your browser will not keep your sign-in, and you will come back to this page. Open the site with https://, or tell its administrators (the server log says what to set: https, APP_TRUST_PROXY).',
   },
 }

@@ -86,6 +86,7 @@ export const vi = {
     forbiddenPage: 'Bạn không có quyền truy cập trang này.',
     network: 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.',
     httpStatus: 'Lỗi máy chủ (HTTP {status}).',
+    plainHttp: 'Trang này đang chạy qua http, nhưng cookie phiên đăng nhập cần https: trình duyệt sẽ không giữ phiên và bạn sẽ quay lại trang này. Hãy mở trang bằng https://, hoặc báo quản trị viên (nhật ký máy chủ ghi cần đặt gì: https, APP_TRUST_PROXY).',
   },
 }
 

@@ -8,9 +8,11 @@ import { installRuntime, supportedMajors } from '../../.ci/runtime.mjs'
 import { startSampleBackend } from '../../dev/backend.mjs'
 import { startDevIam, USERS } from '../../dev/iam.mjs'
 import { STATIC_REFUSAL } from '../../server/core/config/server-preset'
+import { vi } from '../../shared/messages'
 import { launchChromium } from '../support/browser'
 import { dockerStages, imageNpmCache, runStage } from '../support/dockerfile'
 import { cookiePair, findSetCookie, startGateway, type RunningGateway } from '../support/gateway'
+import { postLogin, sessionCookieOf } from '../support/login'
 import { rawRequest } from '../support/raw-http'
 
 /**
@@ -20,6 +22,16 @@ import { rawRequest } from '../support/raw-http'
  */
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
+const README = readFileSync(join(root, 'README.md'), 'utf8')
+
+/** A file of the README's examples, as written there: the code block under `<!-- consumer test: <path> -->`. */
+function readmeFile(path: string): string {
+  const marker = `<!-- consumer test: ${path} -->\n\`\`\``
+  const at = README.indexOf(marker)
+  if (at === -1) throw new Error(`README.md has no example marked <!-- consumer test: ${path} -->`)
+  const code = README.indexOf('\n', at + marker.length) + 1
+  return README.slice(code, README.indexOf('```\n', code))
+}
 
 interface Finished {
   status: number | null
@@ -79,9 +91,17 @@ const APP_FILES: Record<string, string> = {
   compatibilityDate: '2026-01-01',
 })
 `,
-  'app/app.vue': `<template>
-  <NuxtPage />
-</template>
+  // The README's examples, as written there: a page of its API, and an app.vue whose chrome leaves the login page bare.
+  'app/app.vue': readmeFile('app/app.vue'),
+  'app/pages/orders.vue': readmeFile('app/pages/orders.vue'),
+  // The app's own middleware and plugin, named as the layer's guard and session plugin were or are: the guard stays.
+  'app/middleware/auth.global.ts': `export default defineNuxtRouteMiddleware((to) => {
+  if (import.meta.server) useRequestEvent()?.node.res.appendHeader('x-app-middleware', to.path)
+})
+`,
+  'app/plugins/02.auth.ts': `export default defineNuxtPlugin(() => {
+  if (import.meta.server) useRequestEvent()?.node.res.setHeader('x-app-plugin', '02.auth')
+})
 `,
   'app/pages/index.vue': `<script setup lang="ts">
 import type { AuthUser } from 'svc-auth-gateway/types'
@@ -131,11 +151,13 @@ export const sessionCookie = 'the app\\'s cookie'
 `,
   'app/composables/useAuthUser.ts': `export function useAuthUser() { return 'the app\\'s user' }
 `,
-  // The app's own login page replaces the layer's (same path); it logs in through useAuth().login().
+  // The app's own login page replaces the layer's (same path); it logs in through useAuth().login(), and has no layout.
   'app/pages/auth/login.vue': `<script setup lang="ts">
-definePageMeta({ auth: false })
+definePageMeta({ auth: false, layout: false })
 const { login } = useAuth()
 const failure = ref('')
+const hydrated = ref(false)
+onMounted(() => (hydrated.value = true))
 async function submit() {
   try {
     await login({ username: 'sale', password: 'sale123' })
@@ -149,7 +171,8 @@ async function submit() {
 <template>
   <form data-testid="own-login" @submit.prevent="submit">
     <h1>Đăng nhập vào Ứng dụng mẫu</h1>
-    <p>{{ failure }}</p>
+    <p data-testid="own-login-failure">{{ failure }}</p>
+    <button type="submit" :disabled="!hydrated">Đăng nhập</button>
   </form>
 </template>
 `,
@@ -388,6 +411,54 @@ describe('a fresh app that installs the packed layer', () => {
     expect(html).toContain('<p>Xem đơn</p>')
   })
 
+  it('keeps pages protected with an app file app/middleware/auth.global.ts: the guard runs first, the app\'s middleware after it', async () => {
+    const anonymous = await fetch(`${gateway.url}/orders`, { redirect: 'manual' })
+    expect(anonymous.status).toBe(302)
+    expect(anonymous.headers.get('location')).toBe('/auth/login?redirect=/orders')
+    // The app's middleware saw the login page the guard sent the browser to, never the protected page.
+    expect(anonymous.headers.get('x-app-middleware')).toBe('/auth/login')
+    const cookie = sessionCookieOf(await postLogin(gateway, { username: 'viewer', password: 'viewer123' }))
+    const page = await fetch(`${gateway.url}/orders`, { headers: { cookie } })
+    expect(page.status).toBe(200)
+    // The app's own middleware and its plugin named 02.auth ran too; the layer's 02.auth knew the user.
+    expect(page.headers.get('x-app-middleware')).toBe('/orders')
+    expect(page.headers.get('x-app-plugin')).toBe('02.auth')
+    expect(await page.text()).toContain(USERS.viewer!.fullName)
+  })
+
+  it('renders the README\'s page: its orders from /api/orders come with the server render\'s payload, so the browser does not fetch them again', async () => {
+    const cookie = sessionCookieOf(await postLogin(gateway, { username: 'sale', password: 'sale123' }))
+    const page = await fetch(`${gateway.url}/orders`, { headers: { cookie } })
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    expect(html).toContain('<li>Công ty TNHH Minh Phát</li>')
+    const payload = /<script type="application\/json"[^>]* id="__NUXT_DATA__">([^<]*)<\/script>/.exec(html)?.[1]
+    expect(payload).toContain('Công ty TNHH Minh Phát')
+  })
+
+  it('renders the app\'s pages in the chrome of the README\'s app.vue, and its login page bare', async () => {
+    const cookie = sessionCookieOf(await postLogin(gateway, { username: 'sale', password: 'sale123' }))
+    expect(await (await fetch(`${gateway.url}/orders`, { headers: { cookie } })).text()).toContain('<header class="app-header">Ứng dụng mẫu</header>')
+    const login = await (await fetch(`${gateway.url}/auth/login`)).text()
+    expect(login).toContain('<h1>Đăng nhập vào Ứng dụng mẫu</h1>')
+    expect(login).not.toContain('app-header')
+  })
+
+  it('says why on a login over plain http to a host that is not the browser\'s own machine (its own login page, through useAuth().login())', async () => {
+    // Chromium resolves staging.test to the gateway's loopback address: an http origin that is not the browser's own machine.
+    const browser = await launchChromium(['--host-resolver-rules=MAP staging.test 127.0.0.1'])
+    try {
+      const page = await browser.newPage()
+      await page.goto(`http://staging.test:${gateway.port}/auth/login`)
+      await page.locator('button[type=submit]:not([disabled])').click()
+      await expect.poll(() => page.getByTestId('own-login-failure').textContent()).toBe(vi.errors.plainHttp)
+      expect(new URL(page.url()).pathname).toBe('/auth/login')
+    }
+    finally {
+      await browser.close()
+    }
+  })
+
   it('serves the app\'s own login page in place of the layer\'s', async () => {
     const page = await fetch(`${gateway.url}/auth/login?redirect=/`)
     expect(page.status).toBe(200)
@@ -438,6 +509,20 @@ describe('a fresh app that installs the packed layer', () => {
     const generate = await nuxt(['generate'])
     expect(generate.status, generate.output).not.toBe(0)
     expect(generate.output).toContain(STATIC_REFUSAL)
+  }, 300_000)
+
+  // After the type checks: a build writes .nuxt (this one stops before it writes .output, which the gateway runs from).
+  it('refuses to build an app whose middleware takes the route guard\'s name, saying why', async () => {
+    const clash = join(app, 'app/middleware/svc-auth-guard.ts')
+    writeFileSync(clash, 'export default defineNuxtRouteMiddleware(() => {})\n')
+    try {
+      const build = await nuxt(['build'])
+      expect(build.status, build.output).not.toBe(0)
+      expect(build.output).toContain(`svc-auth-gateway: ${clash} không thể thay route guard "svc-auth-guard" của gateway`)
+    }
+    finally {
+      rmSync(clash)
+    }
   }, 300_000)
 
   it('refuses to build for a Nitro preset that cannot host the gateway, saying why', async () => {

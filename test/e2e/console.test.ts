@@ -58,4 +58,15 @@ describe('a clean console', () => {
     await page.waitForURL(/\/auth\/login/)
     expect(problems).toEqual([])
   })
+
+  it('on a page rendered in the browser alone (ssr: false, as in an SPA) that the user may not open: the 403 page, nothing logged', async () => {
+    const page = await stack.context.newPage()
+    const problems = consoleProblems(page)
+    await logIn(page, 'admin', 'admin123')
+    await page.goto(url('/reports'))
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Không có quyền truy cập')
+    await page.waitForLoadState('networkidle')
+    expect(await page.locator('.error-page__status').textContent()).toContain('403')
+    expect(problems).toEqual([])
+  })
 })

@@ -44,6 +44,7 @@ describe.each([[360, 'light'], [360, 'dark'], [1280, 'light'], [1280, 'dark']] a
   it.each([
     ['/auth/login', 'the login page', 'vi-VN', false],
     ['/auth/login', 'the login page in English (longer texts)', 'en-US', false],
+    ['/orders', 'the orders page (header, table)', 'vi-VN', true],
     ['/admin', 'the 403 page', 'vi-VN', true],
     ['/no-such-page', 'the 404 page', 'vi-VN', true],
     ['/orders/1', 'the 500 page', 'vi-VN', true],
@@ -56,4 +57,17 @@ describe.each([[360, 'light'], [360, 'dark'], [1280, 'light'], [1280, 'dark']] a
     expect(await layoutProblems(page)).toEqual([])
     expect(await contrastViolations(page)).toEqual([])
   })
+
+  it.each([['vi-VN', 'Đăng nhập với mã OTP', 'Tin nhắn'], ['en-US', 'Sign in with a one-time code', 'Text message']] as const)(
+    'the login page at its messenger OTP step (%s) fits, has targets of 24 px or more, and contrast to WCAG AA', async (locale, useOtp, messenger) => {
+      const page = await pageOf(stack.gateway.url, width, scheme, locale, false)
+      await page.goto(`${stack.gateway.url}/auth/login`)
+      await page.locator('button[type=submit]:not([disabled])').waitFor()
+      await page.getByLabel(useOtp).check()
+      await page.getByLabel(messenger).check()
+      await page.locator('#login-otp-code').waitFor()
+      await page.screenshot({ path: `${SCREENSHOTS}_auth_login-otp-${locale}-${width}-${scheme}.png`, fullPage: true })
+      expect(await layoutProblems(page)).toEqual([])
+      expect(await contrastViolations(page)).toEqual([])
+    })
 })

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { PATTERN_CHUNK, patternChunk, patternSha256 } from '../../dev/pattern.mjs'
+import { vi } from '../../shared/messages'
 import { freePort, type RunningGateway } from '../support/gateway'
 import { loginCookie } from '../support/login'
 import { rawRequest } from '../support/raw-http'
@@ -107,5 +108,17 @@ describe('npm run dev', () => {
       refused.once('error', () => resolve(undefined))
     })
     expect(status).toBe(403)
+  })
+
+  it('says nothing of plain http: its session cookie is not Secure, so a browser keeps it from any host', async () => {
+    // A phone on the office network opens the developer's machine (Vite lets addresses through, not unknown names).
+    const page = await rawRequest(`${url}/auth/login`, { headers: { host: '10.0.0.5:3000', accept: 'text/html' } })
+    expect(page.status, page.body).toBe(200)
+    expect(page.body).toContain('<h1 id="login-title"')
+    expect(page.body).not.toContain(vi.errors.plainHttp)
+    const login = await rawRequest(`${url}/auth/login`, { method: 'POST', headers: { 'host': '10.0.0.5:3000', 'content-type': 'application/json' }, body: JSON.stringify({ username: 'sale', password: 'sale123' }) })
+    expect(login.status, login.body).toBe(200)
+    expect((login.headers['set-cookie'] as string[]).find(line => line.startsWith('svc_session='))).not.toMatch(/Secure/)
+    expect(output).not.toContain('APP_TRUST_PROXY')
   })
 })

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { MESSENGER_OTP } from '../../dev/iam.mjs'
 import { PATTERN_CHUNK, patternSha256 } from '../../dev/pattern.mjs'
-import { sessionCookieOf } from '../support/login'
+import { loginCookie, sessionCookieOf } from '../support/login'
 import { freePort, logEntries, type RunningGateway } from '../support/gateway'
 import { scrape } from '../support/metrics'
 import { rawConnection, rawRequest } from '../support/raw-http'
@@ -221,6 +221,20 @@ describe('logs', () => {
     expect(everything).not.toMatch(/Bearer|authorization|svc_session=/i)
     // The unknown page was said (Vue Router's warning), its query not.
     expect(everything).toMatch(/\/no-such-page\?…/)
+  })
+})
+
+describe('a page the user may not open', () => {
+  it('is a 403 in the server render and no error of the server: its access line, no error line, no stack', async () => {
+    const gateway = await stack.gatewayWith()
+    const cookie = await loginCookie(gateway, 'viewer', 'viewer123')
+    const page = await rawRequest(`${gateway.url}/admin`, { headers: { cookie, 'accept': 'text/html', 'x-request-id': 'forbidden-page-1' } })
+    expect(page.status).toBe(403)
+    expect(page.body).toContain('Bạn không có quyền truy cập trang này.')
+    await expect.poll(() => linesOf(gateway, 'access').find(entry => entry.requestId === 'forbidden-page-1')).toMatchObject({ level: 'info', path: '/admin', status: 403 })
+    const entries = logEntries(gateway.stdout())
+    expect(entries.filter(entry => entry.level === 'error' || entry.level === 'fatal')).toEqual([])
+    expect(gateway.output()).not.toMatch(/\n\s+at\s/)
   })
 })
 

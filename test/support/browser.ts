@@ -7,14 +7,17 @@ import { useStack, type Stack, type StackOptions } from './stack'
 
 export const SCREENSHOTS = fileURLToPath(new URL('../e2e/screenshots/', import.meta.url))
 
-/** Debian's Chromium, headless, with the flags this machine needs; never a downloaded browser. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Debian's Chromium, headless, with the flags this machine needs (and `extraArgs`, for example
+ * `--host-resolver-rules=MAP staging.test 127.0.0.1`); never a downloaded browser.
+ */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   mkdirSync(SCREENSHOTS, { recursive: true })
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+      '--disable-component-update', '--disable-sync', ...extraArgs],
   })
 }
 
