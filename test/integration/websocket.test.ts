@@ -245,8 +245,8 @@ describe('a tunnel one side of which ends (no half-close)', () => {
 })
 
 describe('flow', () => {
-  it('carries 128 MiB to a slow reader intact, with the gateway\'s memory flat', async () => {
-    const total = 128 * 1024 * 1024
+  it('carries 256 MiB to a slow reader intact, with the gateway\'s memory flat', async () => {
+    const total = 256 * 1024 * 1024
     const ws = await open(wsUrl(stack.gateway, `/api/live/flood?bytes=${total}`))
     const baseline = rss(stack.gateway)
     let peak = baseline
@@ -264,9 +264,10 @@ describe('flow', () => {
     await new Promise<void>((resolve, reject) => createWebSocketStream(ws).pipe(slow).on('finish', resolve).on('error', reject))
     clearInterval(sampler)
     expect(received.result()).toEqual({ bytes: total, sha256: patternSha256(total) })
-    // Holding the stream for the slow reader would take the whole 128 MiB; what grows is read buffers awaiting the GC
-    // (up to ~32 MiB seen with other test files running beside it): half the stream is the line.
-    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(64)
+    // Holding the stream for the slow reader would take the whole 256 MiB; what grows is read buffers awaiting the GC,
+    // which does not grow with the stream (up to ~32 MiB seen on Node 20, 65 MiB on Node 24 with other test files
+    // running beside it): three eighths of the stream is the line, far from both.
+    expect(peak - baseline, `peak RSS growth (baseline ${baseline.toFixed(1)} MiB)`).toBeLessThan(96)
   }, 120_000)
 
   it('carries 128 MiB from a fast sender to a slow backend intact, with the gateway\'s memory flat', async () => {
