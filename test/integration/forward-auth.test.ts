@@ -72,12 +72,15 @@ describe('GET /auth/verify', () => {
   })
 
   it('takes the client\'s own query, carried in by a trusted proxy (Caddy\'s `uri /auth/verify`), as asking for nothing', async () => {
-    const carried = { 'cookie': sale, 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/grafana/d/x?orgId=1&permision=/orders/delete' }
-    const answer = await verify(stack.gateway, '?orgId=1&permision=/orders/delete', carried)
+    const carried = { 'cookie': sale, 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/grafana/d/x?orgId=1&tab=panel' }
+    const answer = await verify(stack.gateway, '?orgId=1&tab=panel', carried)
     expect(answer.status).toBe(200)
     expect(answer.headers['x-auth-request-user']).toBe('sale@example.vn')
-    // A query of the check's own address is read as ever: a typo is refused, whatever the client asked for.
+    // A query of the check's own address is read as ever: a typo is refused, whatever the client asked for...
     expect((await verify(stack.gateway, '?permision=/orders/delete', carried)).status).toBe(400)
+    // ...and when the client copies the typo into its own URL, so that both are the same.
+    const copied = { ...carried, 'x-forwarded-uri': '/grafana/d/x?permision=/orders/delete' }
+    expect((await verify(stack.gateway, '?permision=/orders/delete', copied)).status).toBe(400)
     expect((await verify(stack.gateway, '?permission=/orders/delete', carried)).status).toBe(403)
   })
 

@@ -40,6 +40,12 @@ export function parseVerifyQuery(search: string): VerifyQuery | undefined {
 }
 
 /**
+ * A name a check's own query could mean as one of its own: `permission`, `any`, and their misspellings and other
+ * spellings (`permision`, `Permissions`, `premission`, `any_of`), compared on letters alone.
+ */
+const ASKING_NAME = /^(?:p[er]{2}m|any)/i
+
+/**
  * The permissions a check asks for, from the query of its address (`search`, without '?') and what a trusted proxy
  * says the client asked for (X-Forwarded-Uri). A query the check can read is always the check's own, even when the
  * client sent the same one: `/grafana/?permission=/grafana/view` through a check that asks `?permission=/grafana/view`
@@ -47,13 +53,16 @@ export function parseVerifyQuery(search: string): VerifyQuery | undefined {
  * permission in its own URL and be let in without it). A proxy that keeps the client's query on an address without one
  * of its own (Caddy's `forward_auth` with `uri /auth/verify`: `/grafana/d/x?orgId=1` is checked as
  * `/auth/verify?orgId=1`) carries the client's query in: a query the check cannot read that is exactly the query of
- * X-Forwarded-Uri is the client's, and asks for nothing. Any other query it cannot read is refused: a typo such as
- * `?permision=` in the check's address never lets everyone in.
+ * X-Forwarded-Uri is the client's, and asks for nothing, unless one of its names could be the check's (ASKING_NAME).
+ * Such a query, or any other the check cannot read, is refused: a typo in the check's own address (`?permision=`)
+ * never lets anyone in, not even a client that copies the typo into its URL.
  */
 export function checkQuery(search: string, forwardedUri: string | undefined): VerifyQuery | undefined {
   const own = parseVerifyQuery(search)
   if (own) return own
-  return forwardedUri !== undefined && search === queryOf(forwardedUri) ? { all: [], any: [] } : undefined
+  if (forwardedUri === undefined || search !== queryOf(forwardedUri)) return undefined
+  const names = [...new URLSearchParams(search).keys()]
+  return names.some(name => ASKING_NAME.test(name.replace(/[^a-z]/gi, ''))) ? undefined : { all: [], any: [] }
 }
 
 /** The query of a request target, without its '?' ('' when it has none). */
