@@ -65,6 +65,10 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
     expect(await response.json()).toMatchObject({ statusCode: 500, statusMessage: 'apiProxyTarget chưa cấu hình.' })
   })
 
+  it('says at start, once, that anyone logs in (a built server in mock mode is a demo or a test)', async () => {
+    await expect.poll(() => logEntries(mock.stdout()).filter(entry => entry.level === 'warn' && String(entry.msg).startsWith('APP_AUTH_MOCK=true:')).length).toBe(1)
+  })
+
   it('logs in as the user of APP_AUTH_MOCK_USER, its fields over the contract\'s', async () => {
     // The README's example.
     const own = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_AUTH_MOCK_USER: '{"name":"Lê Kế Toán","roles":["accountant"],"permissions":["/invoices/search"]}' })
@@ -130,7 +134,8 @@ describe('configuration read at start', () => {
     const readyNow = await fetch(`${complete.url}/readyz`)
     expect(readyNow.status).toBe(200)
     expect(await readyNow.json()).toEqual({ status: 'ready', checks: { config: 'ok', redis: 'not configured', iam: 'mock', backend: 'not configured', backendPool: 'ok' } })
-    expect(logEntries(complete.stdout()).filter(entry => entry.type === 'config')).toEqual([])
+    // No setting missing; mock mode's own warning is the one config line.
+    expect(logEntries(complete.stdout()).filter(entry => entry.type === 'config').map(entry => entry.level)).toEqual(['warn'])
     expect((await fetch(`${complete.url}/api/orders`)).status).toBe(500)
   })
 

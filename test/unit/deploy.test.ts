@@ -55,6 +55,12 @@ describe('Dockerfile', () => {
     expect(build).toMatch(/^ARG SOURCE_DIR=\.$/m)
     expect(read('.dockerignore')).not.toMatch(/tgz/)
   })
+
+  it('leaves an app\'s .env files out of the context (nuxt build would load their secrets and settings into the build)', () => {
+    const ignored = read('.dockerignore').split('\n')
+    expect(ignored).toContain('**/.env')
+    expect(ignored).toContain('**/.env.*')
+  })
 })
 
 describe('deploy/compose.yaml', () => {

@@ -46,6 +46,8 @@ describe('settings that likely do not work as meant', () => {
     ['with APP_OIDC_REDIRECT_URI', { auth: OIDC, oidc: { ...OIDC_SETTINGS, redirectUri: 'https://orders.example/auth/callback' } }, false, []],
     ['serving TLS itself', { auth: OIDC, oidc: OIDC_SETTINGS }, true, []],
     ['the contract\'s IAM', { auth: { baseURL: 'http://iam' } }, false, []],
+    ['mock mode', { auth: { mock: 'true' } }, false, ['APP_AUTH_MOCK=true: gateway không hỏi IAM, ai cũng đăng nhập được với mật khẩu bất kỳ thành người dùng giả lập '
+      + '(APP_AUTH_MOCK_USER). Chỉ dùng cho demo và kiểm thử, không bao giờ trước người dùng thật.']],
   ])('%s', (_case, raw, servesTls, warnings) => {
     expect(settingWarnings(parse(raw), servesTls)).toEqual(warnings)
   })

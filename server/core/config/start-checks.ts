@@ -31,8 +31,14 @@ export function missingSettingLine(variable: string): string {
  * Settings that work, but likely not as meant: one log line each (a warning). `servesTls`: the gateway itself
  * listens with TLS (NITRO_SSL_CERT and NITRO_SSL_KEY).
  */
-export function settingWarnings(config: Pick<GatewayConfig, 'kind' | 'oidc' | 'trustProxy'>, servesTls: boolean): string[] {
+export function settingWarnings(config: Pick<GatewayConfig, 'kind' | 'oidc' | 'trustProxy' | 'mock'>, servesTls: boolean): string[] {
   const warnings: string[] = []
+  // Mock mode logs anyone in with any password, as the mock user (whom forward auth lets through too): a built server
+  // that runs it is a demo or a test, never one in front of real users.
+  if (config.mock) {
+    warnings.push('APP_AUTH_MOCK=true: gateway không hỏi IAM, ai cũng đăng nhập được với mật khẩu bất kỳ thành người dùng giả lập '
+      + '(APP_AUTH_MOCK_USER). Chỉ dùng cho demo và kiểm thử, không bao giờ trước người dùng thật.')
+  }
   // The OpenID login's addresses come from the request's own origin: behind a proxy that ends TLS that is http://
   // unless the proxy's X-Forwarded-Proto is believed, and the provider refuses (or keeps) an http redirect_uri.
   if (config.kind === 'oidc' && !config.oidc?.redirectUri && config.trustProxy === 0 && !servesTls) {
