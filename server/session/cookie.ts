@@ -67,7 +67,8 @@ export function sealGatewaySession(session: { user: AuthUser, accessToken?: stri
     throw new GatewayError(500, MESSAGES.cookieTooLarge)
   }
   if (fit.trimmed !== 'none') {
-    useLogger().warn(`cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ IAM).`)
+    const source = useGatewayConfig().config.mock ? 'APP_AUTH_MOCK_USER' : 'IAM'
+    useLogger().warn(`cookie ${SESSION_COOKIE} quá lớn: bỏ ${fit.trimmed === 'roles' ? 'permissions và roles' : 'permissions'} khỏi bản lưu (đọc lại từ ${source}).`)
   }
   return { payload, setCookie: fit.setCookie }
 }

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ClientInfo } from '../core/http/forwarding'
+import { mockSessionUser } from '../core/iam/mock'
 import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
 import type { SessionPayload } from '../core/session/seal'
 import { authRequestHeaders, checkQuery, isAllowed, loginLocation, wantsLoginRedirect, type ForwardedRequest, type VerifyQuery } from '../core/verify/forward-auth'
@@ -60,8 +61,9 @@ function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientIn
   const { config } = useGatewayConfig()
   const oidc = config.kind === 'oidc'
   const live = !!session && (token !== undefined || (!session.accessToken && !oidc))
-  // An OpenID session's user as mapped at login, whole (the cookie's copy may be trimmed to 4 KB).
-  const user = live ? (oidc ? oidcSessionUser(session!) : session!.user) : null
+  // An OpenID session's user as mapped at login, whole (the cookie's copy may be trimmed to 4 KB); a mock session's
+  // roles and permissions from the configuration.
+  const user = !live ? null : oidc ? oidcSessionUser(session!) : config.mock ? mockSessionUser(session!.user, config.mockUser) : session!.user
   if (!user) {
     const hints = { secFetchMode: single(req, 'sec-fetch-mode'), accept: single(req, 'accept') }
     if (wantsLoginRedirect(forwarded, hints)) {

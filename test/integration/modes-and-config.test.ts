@@ -79,6 +79,19 @@ describe('mock mode (APP_AUTH_MOCK=true), no IAM at all', () => {
     expect(await (await fetch(`${own.url}/auth/session`, { headers: { cookie } })).json()).toEqual({ user, expiresAt: expect.any(Number) })
   })
 
+  it('keeps every permission of a mock user too large for the cookie: /auth/session and forward auth read them from the configuration', async () => {
+    const permissions = Array.from({ length: 150 }, (_, index) => `/invoices/area-${index}/search`)
+    const large = await stack.bareGateway({ APP_AUTH_MOCK: 'true', APP_AUTH_MOCK_USER: JSON.stringify({ permissions }) })
+    const response = await post(large, '/auth/login', { username: 'alice', password: 'x' })
+    expect((await response.json()).user.permissions).toEqual(permissions)
+    const cookie = cookiePair(findSetCookie(response, 'svc_session')!)
+    // The cookie's copy dropped them to fit 4 KB (the log says so, naming where they are read again).
+    await expect.poll(() => logEntries(large.stdout()).some(entry => String(entry.msg).includes('(đọc lại từ APP_AUTH_MOCK_USER)'))).toBe(true)
+    expect((await (await fetch(`${large.url}/auth/session`, { headers: { cookie } })).json()).user.permissions).toEqual(permissions)
+    const verify = await fetch(`${large.url}/auth/verify?permission=${encodeURIComponent(permissions.at(-1)!)}`, { headers: { cookie } })
+    expect(verify.status).toBe(200)
+  })
+
   it('accepts APP_AUTH_MOCK=1 as well; a mock cookie is no session for a real gateway sharing the secret', async () => {
     const numeric = await stack.bareGateway({ APP_AUTH_MOCK: '1' })
     const response = await post(numeric, '/auth/login', { username: 'alice', password: 'x' })

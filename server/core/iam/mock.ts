@@ -16,6 +16,16 @@ export function mockUser(username: string, configured: MockUserFields = {}): Aut
   }
 }
 
+/**
+ * A mock session's user as the routes answer it: the cookie's copy, with the roles and permissions of the mock user
+ * (the same for every account in mock mode, so no session needs to carry them). A cookie over its 4 KB budget drops
+ * them (core/session/budget.ts); a large APP_AUTH_MOCK_USER would otherwise lose its permissions in every session.
+ */
+export function mockSessionUser(stored: AuthUser, configured: MockUserFields = {}): AuthUser {
+  const { roles, permissions } = mockUser('', configured)
+  return { ...stored, roles, permissions }
+}
+
 export const MOCK_CLIENTS: readonly AuthClientOption[] = [
   { id: 'mock-1', code: 'MOCK_APP_1', name: 'Ứng dụng mẫu 1' },
   { id: 'mock-2', code: 'MOCK_APP_2', name: 'Ứng dụng mẫu 2' },

@@ -1,4 +1,5 @@
 import type { SessionResponse } from '../../../shared/types'
+import { mockSessionUser } from '../../core/iam/mock'
 import { liveToken, sessionExpiresAt } from '../../core/session/seal'
 import { defineGatewayRoute } from '../../http/route'
 import { fetchIamUser } from '../../iam/auth'
@@ -27,7 +28,10 @@ export default defineGatewayRoute(async (event): Promise<SessionResponse> => {
     // The user as mapped at login, whole (the cookie's copy may have dropped permissions to fit 4 KB).
     return token ? { user: oidcSessionUser(session), expiresAt } : NO_SESSION
   }
-  if (useGatewayConfig().config.mock || !session.accessToken) return { user: session.user, expiresAt }
+  const { config } = useGatewayConfig()
+  // The mock user's roles and permissions come from the configuration (the cookie's copy may have dropped them).
+  if (config.mock) return { user: mockSessionUser(session.user, config.mockUser), expiresAt }
+  if (!session.accessToken) return { user: session.user, expiresAt }
   const token = liveToken(session)
   if (!token) return NO_SESSION
   try {
