@@ -34,6 +34,9 @@ export function agedTrips(value: string, ms: number): string {
   return sealTrips(openTrips(value).map(trip => ({ ...trip, iat: trip.iat - ms })))
 }
 
+/** The sealed kind of a gateway's svc_session: the contract IAM's, mock mode's, OpenID Connect's. */
+export type SessionKind = 'session' | 'session-mock' | 'session-oidc'
+
 /** The fields of a session cookie's payload the tests read and move (server/core/session/seal.ts `SessionPayload`). */
 export interface SealedSession {
   sid: string
@@ -43,7 +46,7 @@ export interface SealedSession {
 }
 
 /** The session a `svc_session` value (or `svc_session=…` pair) holds; throws when it does not open. `kind`: the gateway's mode. */
-export function openSessionCookie(value: string, kind: 'session' | 'session-mock' = 'session'): SealedSession {
+export function openSessionCookie(value: string, kind: SessionKind = 'session'): SealedSession {
   const session = unsealValue(value.replace(/^svc_session=/, ''), deriveSealKeys([TEST_SECRET], kind), 8192)
   if (!session || typeof session !== 'object') throw new Error('the session cookie does not open with the test secret: test/support/sealed.ts must follow server/core/session/seal.ts')
   return session as SealedSession
@@ -54,7 +57,7 @@ export function openSessionCookie(value: string, kind: 'session' | 'session-mock
  * ago (default: as it was, or as long ago as it was last seen when that is earlier): a session left idle, or near its
  * 8-hour end, without waiting for it.
  */
-export function agedSessionCookie(value: string, ages: { seenAgo: number, iatAgo?: number }, kind: 'session' | 'session-mock' = 'session'): string {
+export function agedSessionCookie(value: string, ages: { seenAgo: number, iatAgo?: number }, kind: SessionKind = 'session'): string {
   const session = openSessionCookie(value, kind)
   const now = Date.now()
   const seen = now - ages.seenAgo
