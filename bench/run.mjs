@@ -8,6 +8,7 @@
  *   @fastify/http-proxy, h3 `proxyRequest` and the floor of the gateway's base, standalone and head to head;
  * - session: GET /auth/session (mock) against a constant Nuxt route;
  * - verify: GET /auth/verify (forward auth) against the /api/** proxy of the same gateway;
+ * - idle: /api/** as shipped with APP_SESSION_IDLE_TIMEOUT on against off;
  * - oidc: /api/** with an OpenID session (APP_AUTH_KIND=oidc, the development provider) against a contract-IAM one;
  * - websockets: echoes through the gateway against direct;
  * - scaling: one gateway process against two;
@@ -22,6 +23,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { ROUNDS, SECONDS } from './load.mjs'
+import * as idle from './scenarios/idle.mjs'
 import * as login from './scenarios/login.mjs'
 import * as memory from './scenarios/memory.mjs'
 import * as oidc from './scenarios/oidc.mjs'
@@ -40,9 +42,9 @@ import { tableLines, versions } from './table.mjs'
  * The scenarios, in the order they run.
  * @type {Record<string, { run: (bench: Bench) => Promise<import('./table.mjs').ScenarioResult> }>}
  */
-const SCENARIOS = { seal, throughput, session, verify, oidc, websockets, scaling, streaming, memory, login, runtimes }
+const SCENARIOS = { seal, throughput, session, verify, idle, oidc, websockets, scaling, streaming, memory, login, runtimes }
 /** The order of the table's rows. */
-const TABLE_ORDER = ['throughput', 'websockets', 'session', 'verify', 'oidc', 'streaming', 'memory', 'scaling', 'login', 'seal']
+const TABLE_ORDER = ['throughput', 'websockets', 'session', 'verify', 'idle', 'oidc', 'streaming', 'memory', 'scaling', 'login', 'seal']
 
 const asked = process.argv.slice(2)
 const unknown = asked.filter(name => !(name in SCENARIOS))

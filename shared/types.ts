@@ -43,6 +43,11 @@ export interface SessionResponse {
   user: AuthUser | null
   /** When the session ends (ms since the epoch: the earlier of its 8-hour end and the token's expiry); null without one. */
   expiresAt: number | null
+  /**
+   * With the gateway's idle timeout on (APP_SESSION_IDLE_TIMEOUT): when the session goes idle unless it is used again
+   * (ms since the epoch). Absent with it off, and without a session.
+   */
+  idleExpiresAt?: number
 }
 
 /** Error body of every gateway route. */

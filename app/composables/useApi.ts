@@ -18,7 +18,7 @@ export function useApi() {
     }
     catch (error) {
       const failure = AppError.from(error)
-      if (failure.status === 401 && import.meta.client && !(await refresh())) {
+      if (failure.status === 401 && import.meta.client && !(await refresh({ peek: true }))) {
         announceAuthChange('ended')
         await navigateTo(`/auth/login?redirect=${encodeURIComponent(route.fullPath)}`)
       }

@@ -6,30 +6,37 @@ import { safeRedirect } from '../../shared/redirect'
 import { keepsSecureCookies } from '../../shared/secure-cookies'
 import { AppError } from '../utils/app-error'
 import { announceAuthChange } from '../lib/auth-channel'
-import { useAuthExpiresAt, useAuthUser, useLoginMethod } from '../lib/auth-state'
+import { useAuthExpiresAt, useAuthIdleExpiresAt, useAuthUser, useLoginMethod } from '../lib/auth-state'
 
 /**
- * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `login(credentials?)`,
+ * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `idleExpiresAt` (ms,
+ * when it goes idle unless used; null without the gateway's idle timeout), `login(credentials?)`,
  * `logout(redirect?)`, `refresh()`. Errors are AppError (status, message); a login whose session cookie the browser
  * did not keep (a page over plain http) is one too. Other tabs hear of logins and logouts.
  */
 export function useAuth() {
   const user = useAuthUser()
   const expiresAt = useAuthExpiresAt()
+  const idleExpiresAt = useAuthIdleExpiresAt()
   const requestFetch = useRequestFetch()
   const router = useRouter()
   const loginMethod = useLoginMethod()
 
-  /** Re-reads GET /auth/session (fresh permissions, end of the session); a failure counts as signed out. */
-  async function refresh(): Promise<AuthUser | null> {
+  /**
+   * Re-reads GET /auth/session (fresh permissions, end of the session); a failure counts as signed out. It counts as
+   * activity for the gateway's idle timeout; `peek: true` asks without that (a check made by no person).
+   */
+  async function refresh(options: { peek?: boolean } = {}): Promise<AuthUser | null> {
     try {
-      const answer = await requestFetch<SessionResponse>('/auth/session')
+      const answer = await requestFetch<SessionResponse>('/auth/session', options.peek ? { headers: { 'x-session-peek': '1' } } : {})
       user.value = answer.user
       expiresAt.value = answer.user ? answer.expiresAt ?? null : null
+      idleExpiresAt.value = answer.user ? answer.idleExpiresAt ?? null : null
     }
     catch {
       user.value = null
       expiresAt.value = null
+      idleExpiresAt.value = null
     }
     return user.value
   }
@@ -68,6 +75,7 @@ export function useAuth() {
   async function logout(redirect = '/'): Promise<void> {
     user.value = null
     expiresAt.value = null
+    idleExpiresAt.value = null
     announceAuthChange('logout')
     await navigateTo(`/auth/logout?redirect=${encodeURIComponent(safeRedirect(redirect))}`, { external: true })
   }
@@ -76,6 +84,7 @@ export function useAuth() {
     user: computed(() => user.value),
     isAuthenticated: computed(() => user.value !== null),
     expiresAt: computed(() => expiresAt.value),
+    idleExpiresAt: computed(() => idleExpiresAt.value),
     login,
     logout,
     refresh,

@@ -19,6 +19,38 @@ export function useAuthExpiresAt(): Ref<number | null> {
   return useState<number | null>(EXPIRES_STATE_KEY, () => null)
 }
 
+/** Key of the shared client state that holds when the session goes idle (ms), with the gateway's idle timeout on. */
+export const IDLE_STATE_KEY = 'svc:auth:idleExpiresAt'
+
+/** The shared state of when the session goes idle unless used (ms since the epoch; null: no idle timeout or no session). */
+export function useAuthIdleExpiresAt(): Ref<number | null> {
+  return useState<number | null>(IDLE_STATE_KEY, () => null)
+}
+
+/**
+ * The idle end the gateway last wrote in the svc_idle cookie (ms), or null: in the browser only. Every tab shares the
+ * cookie, so a request made by any tab that slid the session shows here at once, with no request of this tab's own.
+ */
+export function readIdleCookie(): number | null {
+  if (typeof document === 'undefined') return null
+  const match = /(?:^|;\s*)svc_idle=(\d{1,16})(?:;|$)/.exec(document.cookie)
+  return match ? Number(match[1]) : null
+}
+
+/**
+ * Brings the idle end up to the svc_idle cookie (another tab's activity, or this tab's own /api calls) and returns
+ * when the session ends: the earlier of its end (8 hours, the token) and its idle end; null without a session.
+ */
+export function currentSessionEnd(expiresAt: Ref<number | null>, idleExpiresAt: Ref<number | null>): number | null {
+  if (expiresAt.value === null) return null
+  if (idleExpiresAt.value !== null) {
+    const hinted = readIdleCookie()
+    if (hinted !== null && hinted > idleExpiresAt.value) idleExpiresAt.value = hinted
+    return Math.min(expiresAt.value, idleExpiresAt.value)
+  }
+  return expiresAt.value
+}
+
 /** Key of the shared client state that holds the pages' language ('vi' or 'en'), chosen once per page load. */
 export const LOCALE_STATE_KEY = 'svc:auth:locale'
 

@@ -1,7 +1,7 @@
 import { abortNavigation, createError, defineNuxtRouteMiddleware, navigateTo, useAppConfig, useError, useNuxtApp } from '#app'
 import { decideRoute, FORBIDDEN_MESSAGE } from '../../shared/guard'
 import { leaveLoginPage } from './after-login'
-import { useAuthExpiresAt, useAuthUser } from './auth-state'
+import { currentSessionEnd, useAuthExpiresAt, useAuthIdleExpiresAt, useAuthUser } from './auth-state'
 
 /**
  * The route guard: every page needs a session unless its meta says `auth: false`; meta `permissions` needs all of
@@ -14,11 +14,14 @@ export default defineNuxtRouteMiddleware((to) => {
   // The server already rendered this page's error (the 403 of a direct load): hydrating it must not raise it again,
   // which Nuxt would log as an error caught during app initialization.
   if (import.meta.client && nuxtApp.isHydrating && useError().value) return
-  // A session whose end has passed is over: the next navigation goes to the login page.
+  // A session whose end (or idle end) has passed is over: the next navigation goes to the login page.
   const expiresAt = useAuthExpiresAt()
-  if (import.meta.client && expiresAt.value !== null && Date.now() >= expiresAt.value) {
+  const idleExpiresAt = useAuthIdleExpiresAt()
+  const end = import.meta.client ? currentSessionEnd(expiresAt, idleExpiresAt) : null
+  if (end !== null && Date.now() >= end) {
     useAuthUser().value = null
     expiresAt.value = null
+    idleExpiresAt.value = null
   }
   const decision = decideRoute(
     { path: to.path, fullPath: to.fullPath, meta: { auth: to.meta.auth, permissions: to.meta.permissions }, redirectQuery: to.query.redirect },

@@ -2,12 +2,12 @@ import { LOGIN_PATH } from '../../shared/guard'
 import { safeRedirect } from '../../shared/redirect'
 import { useAuth } from '../composables/useAuth'
 import { leaveLoginPage } from '../lib/after-login'
-import { useAuthExpiresAt, useAuthUser, useLoginMethod } from '../lib/auth-state'
+import { currentSessionEnd, useAuthExpiresAt, useAuthIdleExpiresAt, useAuthUser, useLoginMethod } from '../lib/auth-state'
 import type { LoginMethod } from '../../shared/types'
 import { announceAuthChange, onAuthChange } from '../lib/auth-channel'
 
 /**
- * Fills the shared user state ('svc:auth:user') and the session's end ('svc:auth:expiresAt') with GET /auth/session
+ * Fills the shared user state ('svc:auth:user') and the session's ends ('svc:auth:expiresAt', 'svc:auth:idleExpiresAt') with GET /auth/session
  * once at start: on the server during SSR (forwarding the browser's cookie, so the first HTML already knows the user),
  * and on the client only when no server render did it. The token never enters this state.
  * In the browser it also keeps tabs in step: a login elsewhere shows the user here; a logout or a session end
@@ -21,7 +21,8 @@ export default defineNuxtPlugin({
     if (import.meta.prerender) return
     const loaded = useState<boolean>('svc:auth:loaded', () => false)
     if (!(import.meta.client && loaded.value)) {
-      await useAuth().refresh()
+      // The page's own request was the activity (the gateway slid the idle timeout on it): this read is none.
+      await useAuth().refresh({ peek: true })
       loaded.value = true
     }
     if (import.meta.server) {
@@ -45,6 +46,9 @@ function followSession(): void {
   const { refresh } = useAuth()
   const user = useAuthUser()
   const expiresAt = useAuthExpiresAt()
+  const idleExpiresAt = useAuthIdleExpiresAt()
+  // This tab's checks with the server are no activity: an unattended tab must not keep its session alive.
+  const check = () => refresh({ peek: true })
 
   const toLogin = async () => {
     const current = router.currentRoute.value
@@ -53,7 +57,7 @@ function followSession(): void {
   }
   onAuthChange(async (change) => {
     if (change === 'login') {
-      await refresh()
+      await check()
       // A tab waiting on the login page moves on to its internal `redirect`, as after its own login.
       const current = router.currentRoute.value
       if (current.path === LOGIN_PATH && user.value) await leaveLoginPage(safeRedirect(current.query.redirect, useAppConfig().svcAuth?.homePath))
@@ -62,7 +66,7 @@ function followSession(): void {
     if (change === 'gone') {
       // Another tab started without a session. A tab without a user has nothing to do (no loop between tabs on the
       // login page); one with a user asks the server, which has the last word, and leaves only when it is gone.
-      if (!user.value || await refresh()) return
+      if (!user.value || await check()) return
       expiresAt.value = null
       await toLogin()
       return
@@ -72,18 +76,22 @@ function followSession(): void {
     await toLogin()
   })
 
-  // When the session's end passes, make sure (the server has the last word) and leave for the login page.
+  // When the session's end passes (its 8 hours, its token, or its idle end), make sure (the server has the last word)
+  // and leave for the login page.
   let timer: ReturnType<typeof setTimeout> | undefined
   const arm = (end: number | null) => {
     clearTimeout(timer)
     if (!end) return
     // setTimeout holds at most ~24.8 days; a session lasts 8 hours.
     timer = setTimeout(async () => {
+      // Another tab's activity (or this tab's /api calls) moved the idle end on: the svc_idle cookie says so.
+      const later = currentSessionEnd(expiresAt, idleExpiresAt)
+      if (later !== null && later > Date.now()) return arm(later)
       // Still a session (a clock running ahead of the server's): look again at the end the server gives.
-      if (await refresh()) return arm(Math.max(expiresAt.value ?? 0, Date.now() + 5_000))
+      if (await check()) return arm(Math.max(currentSessionEnd(expiresAt, idleExpiresAt) ?? 0, Date.now() + 5_000))
       announceAuthChange('ended')
       await toLogin()
     }, Math.max(0, end - Date.now()) + 250)
   }
-  watch(expiresAt, arm, { immediate: true })
+  watch([expiresAt, idleExpiresAt], () => arm(currentSessionEnd(expiresAt, idleExpiresAt)), { immediate: true })
 }

@@ -17,6 +17,7 @@ import { attachScope, requestIdOf, unscopedClient, type RequestScope } from '../
 import { useGatewayConfig } from '../ops/config'
 import { isShuttingDown } from '../ops/drain'
 import type { RouteGroup } from '../ops/metrics'
+import { slideNitroSession } from '../session/cookie'
 
 /** The 403 to answer when an unsafe request comes from another origin (whatever its path and spelling), else undefined. */
 function crossOriginRefusal(req: IncomingMessage, method: string, client: ClientInfo): GatewayError | undefined {
@@ -46,7 +47,8 @@ function methodRefusal(contract: ContractRoute | undefined, method: string): Gat
  * 2. 405 for a contract route called with a method it does not have (HEAD is served as GET);
  * 3. /api/**: the streaming proxy, unless Nitro's router would give the path to a route of the app (that route wins);
  *    another spelling of an app route's path (`/api//health`, `/api/health;x`) is refused, never proxied;
- * 4. GET /auth/verify goes to the forward-auth check: no Nitro work on its path.
+ * 4. GET /auth/verify goes to the forward-auth check: no Nitro work on its path;
+ * 5. a request Nitro serves slides its session's idle timeout (session/cookie.ts slideNitroSession) when due.
  * Every decision is taken on the path Nitro's router sees (core/http/route-match.ts), with Nitro's route table read at
  * build time (http/route-decider.ts). The caller serves what the scope's `route` says: 'proxy' with
  * proxyApiRequest, 'nitro' with Nitro's listener, 'probe' with answerProbe, 'verify' with answerVerify.
@@ -77,6 +79,8 @@ export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestS
   if (isShuttingDown()) res.setHeader('connection', 'close')
 
   if (answer) sendGatewayError(res, answer)
+  // Activity slides the idle timeout; the routes that write or end the session (login, logout and OpenID's) set their own.
+  else if (route === 'nitro' && group !== 'login' && group !== 'logout') slideNitroSession(req, res)
   // h3's router has no HEAD fallback (HEAD /auth/session would reach the page renderer); Node sends no body.
   else if (contract && method === 'HEAD' && !contract.methods.includes('POST')) req.method = 'GET'
   return scope

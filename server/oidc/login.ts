@@ -186,7 +186,7 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
   if (!user.id) user.id = claims.sub
   const now = Date.now()
   // Sealed now, sent only once its tokens are kept: a session without them never leaves the gateway.
-  const { payload: session, setCookie } = sealGatewaySession({ user })
+  const { payload: session, setCookie, idleHint } = sealGatewaySession({ user })
   const kept = keepTokens({
     sid: session.sid,
     iat: session.iat,
@@ -207,6 +207,7 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
     throw new ProviderLoginError('ssoFailed', flow.redirect, `tokens not kept: ${error.message}`)
   })
   event.node.res.appendHeader('set-cookie', setCookie)
+  if (idleHint) event.node.res.appendHeader('set-cookie', idleHint)
   audit(event, 'login.success', { username: user.email || user.id, userId: user.id, provider: oidcSettings().issuer })
   return flow.redirect
 }

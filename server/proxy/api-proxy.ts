@@ -19,6 +19,7 @@ import { useGatewayConfig } from '../ops/config'
 import { statusClass, useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
 import { openLiveSession } from '../session/cookie'
+import { resealLines } from '../session/idle'
 import { sessionToken } from '../session/token'
 import { useBackendPool } from './backend-pool'
 import { runProxyRequestHooks } from './hooks'
@@ -88,14 +89,17 @@ function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: Proxi
   const { id } = scope
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
-  const token = cookie ? sessionToken(openLiveSession(cookie)) : undefined
+  const session = cookie ? openLiveSession(cookie) : null
+  const token = sessionToken(session)
+  // The request slides the idle timeout when due: the new cookie goes out with the answer's head, whenever it comes.
+  const slide = session ? resealLines(cookie!, session) : undefined
   // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
   if (token instanceof Promise) {
     // A client gone meanwhile gets nothing sent on (its exchange has ended: nothing would count the stream's end).
-    token.then(value => res.destroyed || forwardToBackend(req, res, scope, backend, path, ruleHeaders, value), (error: unknown) => answerError(res, id, toGatewayError(error)))
+    token.then(value => res.destroyed || forwardToBackend(req, res, scope, backend, path, ruleHeaders, value, slide), (error: unknown) => answerError(res, id, toGatewayError(error), slide))
     return
   }
-  forwardToBackend(req, res, scope, backend, path, ruleHeaders, token)
+  forwardToBackend(req, res, scope, backend, path, ruleHeaders, token, slide)
 }
 
 /**
@@ -111,7 +115,7 @@ function holdUploadSlot(req: IncomingMessage, res: ServerResponse, ip: string, l
 }
 
 /** Sends the request on to the backend's `path` with the session's token (see proxyApiRequest), when the pool lets it. */
-function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined, token: string | undefined): void {
+function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined, token: string | undefined, slide: string[] | undefined): void {
   const { id, client, exchange } = scope
   const { config } = useGatewayConfig()
   const { origin, host } = backend
@@ -121,7 +125,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     runProxyRequestHooks(headers, req)
   }
   catch (error) {
-    return answerError(res, id, toGatewayError(error)) // the app's hook failed: a 500 in the contract's form, logged without a stack
+    return answerError(res, id, toGatewayError(error), slide) // the app's hook failed: a 500 in the contract's form, logged without a stack
   }
 
   const metrics = useMetrics()
@@ -162,7 +166,8 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
       // The app's route rules `headers` for this path, as Nitro sets them before a handler: the backend's own win.
       if (ruleHeaders) for (const name in ruleHeaders) out[name] ??= ruleHeaders[name]!
-      if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
+      if (droppedCookies) warnGatewayCookies(`máy chủ API đặt cookie svc_session/svc_device/svc_idle (${droppedCookies} dòng Set-Cookie): đã bỏ.`)
+      if (slide) out['set-cookie'] = out['set-cookie'] === undefined ? slide : [...[out['set-cookie']].flat(), ...slide]
       try {
         res.writeHead(statusCode, statusMessage || undefined, out)
       }
@@ -187,7 +192,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     onResponseError(_controller, error) {
       if (error instanceof BodyIdleError) metrics?.proxyRefusals.inc({ reason: 'body_idle' })
       if (res.headersSent) res.destroy(error)
-      else if (!res.destroyed) answerError(res, id, backendFailure(error))
+      else if (!res.destroyed) answerError(res, id, backendFailure(error), slide)
     },
   }
   // An upload that stops moving is cut: the backend request aborted (408 when nothing was answered yet).
@@ -207,23 +212,24 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       }, handler)
     }
     catch (error) {
-      answerError(res, id, backendFailure(error))
+      answerError(res, id, backendFailure(error), slide)
     }
   }
   if (turnstile.tryEnter()) return dispatch()
   leaveQueue = turnstile.admit(dispatch, () => {
     metrics?.proxyRefusals.inc({ reason: 'pool_wait' })
     const seconds = String(Math.ceil(turnstile.waitMs / 1000))
-    answerError(res, id, new GatewayError(503, MESSAGES.apiBusy, { 'retry-after': seconds }))
+    answerError(res, id, new GatewayError(503, MESSAGES.apiBusy, { 'retry-after': seconds }), slide)
   })
 }
 
 /** A request body chunk nobody needs any more. */
 function dropChunk(): void {}
 
-/** An error answer of the proxy, with the request id (the gate leaves the proxy's answers to set it). */
-function answerError(res: ServerResponse, id: string, error: GatewayError): void {
+/** An error answer of the proxy, with the request id (the gate leaves the proxy's answers to set it), and the session slid when due. */
+function answerError(res: ServerResponse, id: string, error: GatewayError, slide?: string[]): void {
   if (!res.headersSent) res.setHeader('x-request-id', id)
+  if (slide && !res.headersSent) res.setHeader('set-cookie', slide)
   sendGatewayError(res, error)
 }
 

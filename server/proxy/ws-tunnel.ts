@@ -18,6 +18,7 @@ import { isShuttingDown, onShutdown, workStarted } from '../ops/drain'
 import { useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
 import { openLiveSession } from '../session/cookie'
+import { followIdle, resealLines } from '../session/idle'
 import { isSessionRevoked } from '../session/revocations'
 import { sessionToken } from '../session/token'
 import { runProxyRequestHooks } from './hooks'
@@ -29,6 +30,8 @@ const END_GRACE_MS = 1_000
 
 interface Tunnel {
   session: SessionPayload | null
+  /** Whether its session went idle (APP_SESSION_IDLE_TIMEOUT) by the newest last-seen time this process met. */
+  idle: (now: number) => boolean
   end: () => void
 }
 
@@ -40,13 +43,16 @@ const warnCapped = throttledWarning()
 /** A tunnel's client connection is probed this often when silent: a client gone without a word frees its slots. */
 const KEEPALIVE_MS = 30_000
 
-/** A tunnel opened with a session ends with it: its 8-hour end, the token's expiry, or a revocation. */
+/**
+ * A tunnel opened with a session ends with it: its 8-hour end, the token's expiry, a revocation, or its idle timeout
+ * (messages through a tunnel are no activity: an unattended page's live feed must not keep its session).
+ */
 function sweepEndedSessions(): void {
   const now = Date.now()
   for (const tunnel of tunnels) {
     const { session } = tunnel
     // A contract-IAM token that expired ends the tunnel; mock and OpenID sessions keep no token in the cookie.
-    if (session && (sessionExpiresAt(session) <= now || (session.accessToken !== undefined && !liveToken(session, now)) || isSessionRevoked(session))) tunnel.end()
+    if (session && (sessionExpiresAt(session) <= now || (session.accessToken !== undefined && !liveToken(session, now)) || tunnel.idle(now) || isSessionRevoked(session))) tunnel.end()
   }
 }
 
@@ -151,6 +157,9 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
 
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
+  // The handshake slides the idle timeout when due: the new cookie goes out on its answer (101 or the backend's refusal).
+  const slide = session ? resealLines(cookie!, session) : undefined
+  const withSlide = (headers: Record<string, string | string[]>) => (slide ? { ...headers, 'set-cookie': [...[headers['set-cookie'] ?? []].flat(), ...slide] } : headers)
   // A slot per session and per client address, from the handshake on (a burst cannot slip past), given back when the
   // client's connection closes (a refused handshake) or the tunnel ends, whichever side ended it.
   // An address is counted as the brute-force limits count it (IPv6 by its /64).
@@ -191,7 +200,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       socket.off('close', onClientGone)
       status = response.statusCode ?? 502
       const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
-      socket.write(rawResponseHead(status, { ...out, connection: 'close' }))
+      socket.write(rawResponseHead(status, withSlide({ ...out, connection: 'close' })))
       closeWhenWritten(socket)
       response.on('error', () => socket.destroy())
       response.pipe(socket)
@@ -202,7 +211,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       if (socket.destroyed) return void backendSocket.destroy()
       status = 101
       const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
-      socket.write(rawResponseHead(101, { ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' }))
+      socket.write(rawResponseHead(101, withSlide({ ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' })))
       joinSockets(socket, head, backendSocket, backendHead, session, release)
     })
     backendRequest.end()
@@ -252,12 +261,14 @@ function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backen
       backend.destroy()
     }, END_GRACE_MS).unref()
   }
-  const tunnel: Tunnel = { session, end }
+  const idle = session ? followIdle(session) : undefined
+  const tunnel: Tunnel = { session, idle: idle?.idle ?? (() => false), end }
   let open = 2
   const closed = () => {
     end()
     if (--open > 0) return
     clearTimeout(grace)
+    idle?.stop()
     tunnels.delete(tunnel)
     if (metrics) metrics.live.tunnels--
     if (tunnels.size === 0 && sweeper) {

@@ -12,6 +12,7 @@ import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../htt
 import { oidcSessionUser } from '../oidc/tokens'
 import { useGatewayConfig } from '../ops/config'
 import { openLiveSession } from '../session/cookie'
+import { resealLines } from '../session/idle'
 import { sessionToken } from '../session/token'
 
 const VERIFY_PATH = '/auth/verify'
@@ -45,19 +46,20 @@ export function answerVerify(req: IncomingMessage, res: ServerResponse, client: 
   const forwarded = forwardedRequest(req, client)
   const query = checkQuery(queryAt === -1 ? '' : url.slice(queryAt + 1), forwarded?.uri)
   if (!query) return sendGatewayError(res, new GatewayError(400, MESSAGES.verifyQueryInvalid))
-  const session = openLiveSession(readSingleCookie(req.headers.cookie, SESSION_COOKIE))
+  const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
+  const session = openLiveSession(cookie)
   // A session whose token is gone is no session here, as for the proxy: the contract IAM's expired, an OpenID session's
   // tokens no longer kept (or refused at renewal); mock sessions have none.
   const token = sessionToken(session)
   if (token instanceof Promise) {
-    token.then(value => answerCheck(req, res, client, forwarded, query, session, value), (error: unknown) => sendGatewayError(res, toGatewayError(error)))
+    token.then(value => answerCheck(req, res, client, forwarded, query, session, value, cookie), (error: unknown) => sendGatewayError(res, toGatewayError(error)))
     return
   }
-  answerCheck(req, res, client, forwarded, query, session, token)
+  answerCheck(req, res, client, forwarded, query, session, token, cookie)
 }
 
-/** The check's answer once the session's token is known. */
-function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientInfo, forwarded: ForwardedRequest | undefined, query: VerifyQuery, session: SessionPayload | null, token: string | undefined): void {
+/** The check's answer once the session's token is known (`cookie`: the session's svc_session value, to slide it). */
+function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientInfo, forwarded: ForwardedRequest | undefined, query: VerifyQuery, session: SessionPayload | null, token: string | undefined, cookie: string | undefined): void {
   const { config } = useGatewayConfig()
   const oidc = config.kind === 'oidc'
   const live = !!session && (token !== undefined || (!session.accessToken && !oidc))
@@ -76,5 +78,8 @@ function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientIn
   const headers: Record<string, string> = { ...authRequestHeaders(user), 'cache-control': 'no-store', 'content-length': '0' }
   // The token only to a trusted proxy: anyone else asking is a browser's script or a stranger (docs/forward-auth.md).
   if (config.verifyPassToken && token && client.viaTrustedProxy) headers.authorization = `Bearer ${token}`
-  res.writeHead(200, headers).end()
+  // A request let through is activity: the idle timeout slides when due (the proxy in front must copy this
+  // Set-Cookie onto the service's answer for the browser to get it: docs/forward-auth.md).
+  const slide = resealLines(cookie!, session!)
+  res.writeHead(200, slide ? { ...headers, 'set-cookie': slide } : headers).end()
 }

@@ -33,3 +33,34 @@ export function sealTrips(trips: SealedTrip[]): string {
 export function agedTrips(value: string, ms: number): string {
   return sealTrips(openTrips(value).map(trip => ({ ...trip, iat: trip.iat - ms })))
 }
+
+/** The sealed kind of a gateway's svc_session: the contract IAM's, mock mode's, OpenID Connect's. */
+export type SessionKind = 'session' | 'session-mock' | 'session-oidc'
+
+/** The fields of a session cookie's payload the tests read and move (server/core/session/seal.ts `SessionPayload`). */
+export interface SealedSession {
+  sid: string
+  iat: number
+  seen?: number
+  [field: string]: unknown
+}
+
+/** The session a `svc_session` value (or `svc_session=…` pair) holds; throws when it does not open. `kind`: the gateway's mode. */
+export function openSessionCookie(value: string, kind: SessionKind = 'session'): SealedSession {
+  const session = unsealValue(value.replace(/^svc_session=/, ''), deriveSealKeys([TEST_SECRET], kind), 8192)
+  if (!session || typeof session !== 'object') throw new Error('the session cookie does not open with the test secret: test/support/sealed.ts must follow server/core/session/seal.ts')
+  return session as SealedSession
+}
+
+/**
+ * The same session as a `svc_session=…` pair, its times moved back: last seen `seenAgo` ms ago, issued `iatAgo` ms
+ * ago (default: as it was, or as long ago as it was last seen when that is earlier): a session left idle, or near its
+ * 8-hour end, without waiting for it.
+ */
+export function agedSessionCookie(value: string, ages: { seenAgo: number, iatAgo?: number }, kind: SessionKind = 'session'): string {
+  const session = openSessionCookie(value, kind)
+  const now = Date.now()
+  const seen = now - ages.seenAgo
+  const iat = ages.iatAgo === undefined ? Math.min(session.iat, seen) : now - ages.iatAgo
+  return `svc_session=${sealValue({ ...session, iat, seen: Math.max(seen, iat) }, deriveSealKeys([TEST_SECRET], kind))}`
+}

@@ -81,8 +81,8 @@ describe('browserResponseHeaders', () => {
 
   it('drops a backend Set-Cookie for the gateway\'s own cookies, whatever its case and spacing', () => {
     expect(browserResponseHeaders({
-      'set-cookie': ['svc_session=forged; Path=/', 'a=1', ' SVC_DEVICE = x', 'svc_session_other=1'],
-    }, 'rid')).toEqual({ headers: { 'set-cookie': ['a=1', 'svc_session_other=1'], 'x-request-id': 'rid' }, droppedCookies: 2 })
+      'set-cookie': ['svc_session=forged; Path=/', 'a=1', ' SVC_DEVICE = x', 'svc_session_other=1', 'svc_idle=99999999999999; Path=/'],
+    }, 'rid')).toEqual({ headers: { 'set-cookie': ['a=1', 'svc_session_other=1'], 'x-request-id': 'rid' }, droppedCookies: 3 })
     expect(browserResponseHeaders({ 'set-cookie': 'svc_session=forged' }, 'rid')).toEqual({ headers: { 'x-request-id': 'rid' }, droppedCookies: 1 })
   })
 

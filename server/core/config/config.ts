@@ -43,6 +43,22 @@ export function toProxyTrust(value: unknown): ProxyTrust {
   return list
 }
 
+/** The session's whole life in minutes (core/session/seal.ts SESSION_TTL_MS): an idle timeout beyond it never acts. */
+const SESSION_MINUTES = 8 * 60
+
+/**
+ * APP_SESSION_IDLE_TIMEOUT in ms: minutes from 0 (off) to the session's 480, decimals allowed (0.5 is 30 s; tests
+ * shorten time with it).
+ */
+export function toIdleTimeoutMs(value: unknown): number {
+  if (value === undefined || value === null || value === '') return D.session.idleTimeout * 60_000
+  const minutes = typeof value === 'number' ? value : Number(String(value).trim())
+  if (!Number.isFinite(minutes) || minutes < 0 || minutes > SESSION_MINUTES) {
+    throw new ConfigError(`APP_SESSION_IDLE_TIMEOUT phải là số phút từ 0 (tắt) đến ${SESSION_MINUTES} (8 giờ của phiên), vd. 30 hoặc 0.5 (nhận được '${String(value)}').`)
+  }
+  return Math.round(minutes * 60_000)
+}
+
 /** APP_LOG_LEVEL, APP_LOG_FORMAT and APP_ACCESS_LOG alone: the logger exists before the rest is checked. */
 export function parseLoggingConfig(raw: RawGatewayConfig): LoggingConfig {
   return {
@@ -142,6 +158,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       messenger: toText(authenMethod.messenger, D.auth.authenMethod.messenger) || D.auth.authenMethod.messenger,
     },
     secrets,
+    sessionIdleMs: toIdleTimeoutMs(raw.session?.idleTimeout),
     apiProxy,
     apiProxyTarget,
     apiProxyTimeout: toInt(raw.apiProxyTimeout, D.apiProxyTimeout, 'APP_API_PROXY_TIMEOUT', 1),

@@ -79,6 +79,11 @@ export const GATEWAY_DEFAULTS = {
     secret: '',
     /** Comma-separated old secrets, accepted for reading. @default '' */
     secretPrevious: '',
+    /**
+     * Minutes a session may go unused before it ends (decimals allowed: 0.5 is 30 s); activity slides it, the 8-hour
+     * end stays. 0 turns it off. @default 0
+     */
+    idleTimeout: 0,
   },
   /** /api/** goes to a backend; false: none (a gateway for forward auth alone), APP_API_PROXY_TARGET not needed. @default true */
   apiProxy: true,

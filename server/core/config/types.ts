@@ -24,6 +24,8 @@ export interface GatewayConfig {
   authenMethod: { authenticator: string, messenger: string }
   /** Current secret first, then the previous ones (read only). */
   secrets: string[]
+  /** ms a session may go unused before it ends (APP_SESSION_IDLE_TIMEOUT, core/session/idle.ts); 0: no idle timeout. */
+  sessionIdleMs: number
   /** Whether /api/** goes to a backend (APP_API_PROXY); false: a gateway without one, APP_API_PROXY_TARGET not needed. */
   apiProxy: boolean
   /** Backend address without a trailing '/'; '' when not configured. */

@@ -77,7 +77,7 @@ export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: Fo
 }
 
 /** Cookies only the gateway sets: a backend's Set-Cookie for them never reaches the browser. */
-const GATEWAY_COOKIE = /^\s*(svc_session|svc_device)\s*=/i
+const GATEWAY_COOKIE = /^\s*(svc_session|svc_device|svc_idle)\s*=/i
 
 /**
  * A backend Set-Cookie the browser must not get: one of the gateway's own cookies, or a nameless one (`=svc_session=x`,

@@ -2,6 +2,8 @@
 
 export const SESSION_COOKIE = 'svc_session'
 export const DEVICE_COOKIE = 'svc_device'
+/** When the session goes idle (ms), readable by the browser's script (no secret in it): APP_SESSION_IDLE_TIMEOUT only. */
+export const IDLE_COOKIE = 'svc_idle'
 /** The whole `Set-Cookie: ...` line must fit here, or browsers drop the cookie silently. */
 export const COOKIE_BUDGET_BYTES = 4096
 
@@ -10,11 +12,13 @@ export interface CookieOptions {
   secure: boolean
   /** @default '/' */
   path?: string
+  /** false: the page's script may read it (a value without any secret). @default true */
+  httpOnly?: boolean
 }
 
-/** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/ (or `path`), Secure unless told otherwise. */
+/** A Set-Cookie value: HttpOnly (unless told otherwise), SameSite=Lax, Path=/ (or `path`), Secure unless told otherwise. */
 export function serializeCookie(name: string, value: string, options: CookieOptions): string {
-  const parts = [`${name}=${value}`, `Max-Age=${options.maxAgeSeconds}`, `Path=${options.path ?? '/'}`, 'HttpOnly', 'SameSite=Lax']
+  const parts = [`${name}=${value}`, `Max-Age=${options.maxAgeSeconds}`, `Path=${options.path ?? '/'}`, ...(options.httpOnly === false ? [] : ['HttpOnly']), 'SameSite=Lax']
   if (options.maxAgeSeconds > 0) parts.splice(2, 0, `Expires=${new Date(Date.now() + options.maxAgeSeconds * 1000).toUTCString()}`)
   else parts.splice(2, 0, 'Expires=Thu, 01 Jan 1970 00:00:00 GMT')
   if (options.secure) parts.push('Secure')

@@ -26,6 +26,11 @@ export interface SessionPayload {
   iat: number
   /** Random session id (96 bits, base64url): what a logout revokes. */
   sid: string
+  /**
+   * Last seen in use, ms since the epoch (core/session/idle.ts): only with APP_SESSION_IDLE_TIMEOUT on. Always 13
+   * digits, like `iat`, so a re-sealed cookie is as long as the one it replaces (the 4 KB budget holds).
+   */
+  seen?: number
 }
 
 /** A new session id: 96 random bits, 16 base64url characters. */
@@ -192,6 +197,7 @@ function validPayload(text: string, now: number): SessionPayload | null {
   if (typeof payload.iat !== 'number' || payload.iat > now + FUTURE_SKEW_MS || now - payload.iat >= SESSION_TTL_MS) return null
   if (payload.accessToken !== undefined && typeof payload.accessToken !== 'string') return null
   if (payload.expiresAt !== undefined && typeof payload.expiresAt !== 'number') return null
+  if (payload.seen !== undefined && (typeof payload.seen !== 'number' || payload.seen < payload.iat || payload.seen > now + FUTURE_SKEW_MS)) return null
   // A session without its id could never be revoked: no session.
   if (typeof payload.sid !== 'string' || payload.sid.length < 16) return null
   return payload as SessionPayload
