@@ -78,10 +78,13 @@ export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestS
   if (route !== 'proxy') res.setHeader('x-request-id', id)
   if (isShuttingDown()) res.setHeader('connection', 'close')
 
-  if (answer) sendGatewayError(res, answer)
-  // Activity slides the idle timeout; the routes that write or end the session (login, logout and OpenID's) set their own.
-  else if (route === 'nitro' && group !== 'login' && group !== 'logout') slideNitroSession(req, res)
+  if (answer) {
+    sendGatewayError(res, answer)
+    return scope
+  }
   // h3's router has no HEAD fallback (HEAD /auth/session would reach the page renderer); Node sends no body.
-  else if (contract && method === 'HEAD' && !contract.methods.includes('POST')) req.method = 'GET'
+  if (contract && method === 'HEAD' && !contract.methods.includes('POST')) req.method = 'GET'
+  // Activity slides the idle timeout; the routes that write or end the session (login, logout and OpenID's) set their own.
+  if (route === 'nitro' && group !== 'login' && group !== 'logout') slideNitroSession(req, res)
   return scope
 }

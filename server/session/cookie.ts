@@ -46,7 +46,7 @@ export function readGatewaySession(event: H3Event): SessionPayload | null {
 
 /** Every session the request's svc_session values hold (each that opens and is not revoked). */
 export function readEverySession(event: H3Event): SessionPayload[] {
-  return cookieValues(event.node.req.headers.cookie, SESSION_COOKIE).map(openLiveSession).filter((session): session is SessionPayload => session !== null)
+  return cookieValues(event.node.req.headers.cookie, SESSION_COOKIE).map(value => openLiveSession(value)).filter((session): session is SessionPayload => session !== null)
 }
 
 /** Whether the request carries more than one svc_session value. */
