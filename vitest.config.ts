@@ -7,7 +7,7 @@ export default defineConfig({
     // Files of every project side by side: integration and browser files wait on the processes they start more than
     // they compute, and the consumer test's build and type checks take a core of their own for a minute. Each file has
     // its own ports, gateways and redis-server (test/support/stack.ts), so none can see another's.
-    maxWorkers: 3,
+    maxWorkers: 4,
     reporters: ['default', './test/support/phase-reporter.ts'],
     projects: [
       // A test's time limit is there for a hang, not for the machine's speed: 2 cores, often shared and loaded.
