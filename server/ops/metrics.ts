@@ -23,6 +23,15 @@ export interface BackendPoolState {
 }
 
 let readBackendPool: (() => BackendPoolState) | undefined
+let routeNames: readonly string[] = []
+
+/**
+ * The routes file's route names (ops/config.ts, at start): with a routes file, proxied requests are counted by route
+ * too, the label's values being these names and 'default' (APP_API_PROXY_TARGET). Undefined (no file): no route series.
+ */
+export function nameRoutes(names: readonly string[] | undefined): void {
+  routeNames = names ? [...names, 'default'] : []
+}
 let readSessionCache: (() => { hits: number, misses: number }) | undefined
 
 /** Lets the cache of opened session cookies report its hits and misses (ops/config.ts makes the cache). */
@@ -76,7 +85,8 @@ const OBSERVATION_BATCH = 256
  */
 function fixedLabelHistogram(name: string, help: string, label: string, values: readonly string[], registers: Registry[]): FixedLabelHistogram {
   const indexOf = new Map(values.map((value, index) => [value, index]))
-  const labels = new Uint8Array(OBSERVATION_BATCH)
+  // A value's index in the batch: a byte, unless there are more values than a byte counts (a routes file's names).
+  const labels = values.length > 256 ? new Uint16Array(OBSERVATION_BATCH) : new Uint8Array(OBSERVATION_BATCH)
   const seconds = new Float64Array(OBSERVATION_BATCH)
   let held = 0
   const flush = () => {
@@ -119,6 +129,35 @@ class RequestTally {
   }
 }
 
+/** Proxied requests by route and status class, and their latency by route (only with a routes file). */
+function routeMetrics(registers: Registry[]) {
+  const indexOf = new Map(routeNames.map((name, index) => [name, index]))
+  const counts = new Float64Array(routeNames.length * STATUS_CLASSES.length)
+  new Counter({
+    name: 'svc_gateway_route_requests_total',
+    help: 'Proxied /api requests answered, by route of APP_API_ROUTES_FILE (default: APP_API_PROXY_TARGET) and status class.',
+    labelNames: ['route', 'status_class'],
+    registers,
+    collect() {
+      this.reset()
+      for (let index = 0; index < counts.length; index++) {
+        const count = counts[index]!
+        if (count) this.inc({ route: routeNames[Math.floor(index / STATUS_CLASSES.length)]!, status_class: STATUS_CLASSES[index % STATUS_CLASSES.length]! }, count)
+      }
+    },
+  })
+  const duration = fixedLabelHistogram('svc_gateway_route_duration_seconds', 'Time from a proxied request\'s arrival to the end of its answer, by route.', 'route', routeNames, registers)
+  return {
+    /** Counts one exchange of a route (a name outside the file's is not counted); `seconds` only for requests. */
+    count(route: string, status: number, seconds?: number): void {
+      const index = indexOf.get(route)
+      if (index === undefined) return
+      counts[index * STATUS_CLASSES.length + statusIndex(status)]!++
+      if (seconds !== undefined) duration.observe(route, seconds)
+    },
+  }
+}
+
 /**
  * The gateway's metrics (Prometheus, through prom-client, names starting with svc_gateway_). Every label value comes
  * from a fixed set, never from a path, a username or an id. Only prom-client's public API: request counts, session cache
@@ -147,6 +186,7 @@ function createMetrics() {
   const metrics = {
     registry,
     live,
+    routes: routeNames.length ? routeMetrics(registers) : undefined,
     requests,
     requestDuration,
     backendDuration,
