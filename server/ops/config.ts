@@ -31,7 +31,7 @@ interface GatewaySettings {
   config: GatewayConfig
   seals: GatewaySeals
   sessions: SessionCache
-  /** The routes of APP_API_ROUTES_FILE, checked ([] without one). */
+  /** The routes of APP_API_ROUTES_FILE, checked ([] without one); replaced whole by reloadRoutes. */
   routes: ApiRoute[]
 }
 
@@ -119,4 +119,24 @@ export function useGatewayConfig(): GatewaySettings {
     cached = { config, seals, sessions, routes }
   }
   return cached
+}
+
+/**
+ * Reads the routes file again (SIGHUP, server/node-server.ts): requests that arrive from now on take the new routes,
+ * those in flight finish with theirs. A file that cannot be read or does not check changes nothing: its ConfigError
+ * is returned, to be logged, and the old routes stay.
+ */
+export function reloadRoutes(): ApiRoute[] | ConfigError {
+  const settings = useGatewayConfig()
+  const { config } = settings
+  try {
+    const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout })
+    nameRoutes(routes.map(route => route.name))
+    settings.routes = routes
+    return routes
+  }
+  catch (error) {
+    if (error instanceof ConfigError) return error
+    throw error
+  }
 }

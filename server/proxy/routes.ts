@@ -1,5 +1,5 @@
 import { hasAllPermissions, hasAnyPermission } from '../../shared/permissions'
-import type { ApiRoute, RouteTokenRule } from '../core/config/types'
+import type { ApiRoute, GatewayConfig, RouteTokenRule } from '../core/config/types'
 import { routerPath } from '../core/http/route-match'
 import { createRouteChooser } from '../core/proxy/route-choice'
 import type { SessionPayload } from '../core/session/seal'
@@ -40,6 +40,8 @@ export interface BackendRoute {
 }
 
 interface RouteTable {
+  /** The configuration's routes it was made from (a reload replaces them: the table is made again). */
+  source: readonly ApiRoute[]
   /** The route of a router path: a named one, undefined for the default, null when refused (route-choice.ts). */
   choose: (path: string) => BackendRoute | undefined | null
   named: BackendRoute[]
@@ -73,21 +75,40 @@ function backendRoute(route: ApiRoute, labelled: boolean, pool: () => BackendPoo
   }
 }
 
+/** The named routes' pools, by name and target: a reload keeps the pool (its connections) of a route it keeps. */
+const namedPools = new Map<string, BackendPool>()
+
 /** A named route's own backend, with a pool of its own made on first use. */
 function namedRoute(route: ApiRoute): BackendRoute {
-  let pool: BackendPool | undefined
-  return backendRoute(route, true, () => (pool ??= createBackendPool()), () => pool)
+  const key = `${route.name} ${route.target}`
+  let pool = namedPools.get(key)
+  const made = () => {
+    if (!pool) namedPools.set(key, pool = createBackendPool())
+    return pool
+  }
+  return backendRoute(route, true, made, () => pool)
 }
 
+/** APP_API_PROXY_TARGET as a route: the contract's token rule, nothing checked, its own pool; undefined when not set. */
+function defaultRoute(config: GatewayConfig): BackendRoute | undefined {
+  if (!config.apiProxyTarget) return undefined
+  const route: ApiRoute = { name: 'default', prefix: '/api', target: config.apiProxyTarget, token: 'optional', permissions: [], anyPermissions: [], timeoutMs: config.apiProxyTimeout, websocket: true, headers: {} }
+  return backendRoute(route, !!config.apiRoutesFile, useBackendPool, useBackendPool)
+}
+
+/**
+ * The routes now: made on first use, and again when a reload replaced the configuration's routes (ops/config.ts's
+ * reloadRoutes). A route removed by a reload keeps serving the requests that hold it; its idle connections close
+ * after undici's keep-alive time.
+ */
 function routeTable(): RouteTable {
-  if (!table) {
-    const { config, routes } = useGatewayConfig()
-    const fallback = config.apiProxyTarget
-      ? backendRoute({ name: 'default', prefix: '/api', target: config.apiProxyTarget, token: 'optional', permissions: [], anyPermissions: [], timeoutMs: config.apiProxyTimeout, websocket: true, headers: {} }, !!config.apiRoutesFile, useBackendPool, useBackendPool)
-      : undefined
-    const named = routes.map(namedRoute)
-    table = { choose: createRouteChooser(named), named, fallback }
-  }
+  const { config, routes } = useGatewayConfig()
+  if (table?.source === routes) return table
+  const fallback = table ? table.fallback : defaultRoute(config)
+  const named = routes.map(namedRoute)
+  const kept = new Set(routes.map(route => `${route.name} ${route.target}`))
+  for (const key of namedPools.keys()) if (!kept.has(key)) namedPools.delete(key)
+  table = { source: routes, choose: createRouteChooser(named), named, fallback }
   return table
 }
 

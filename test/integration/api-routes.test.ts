@@ -219,7 +219,7 @@ describe('routes file: observed per route', () => {
   it('the access line and the metrics carry the route\'s name (the file\'s names and default)', async () => {
     await get('/api/cms/x')
     await get('/api/other')
-    await expect.poll(() => logEntries(gateway.stdout()).filter(line => line.type === 'access' && line.group === 'api').map(line => [line.path, line.route])).toEqual(expect.arrayContaining([['/api/cms/x', 'cms'], ['/api/other', 'default']]))
+    await expect.poll(() => logEntries(gateway.stdout()).filter(line => line.type === 'access' && line.group === 'api').map(line => [line.path, line.route]), { timeout: 10_000 }).toEqual(expect.arrayContaining([['/api/cms/x', 'cms'], ['/api/other', 'default']]))
     const samples = await scrape(metricsPort)
     expect(samples.get('svc_gateway_route_requests_total{route="cms",status_class="2xx"}')).toBeGreaterThanOrEqual(1)
     expect(samples.get('svc_gateway_route_requests_total{route="default",status_class="2xx"}')).toBeGreaterThanOrEqual(1)
