@@ -1,5 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
@@ -256,3 +257,65 @@ describe('routes file: checked at start', () => {
     expect(output).not.toMatch(/at .*\.mjs/)
   })
 })
+
+describe('routes file: connections, uploads and time limits per route', () => {
+  it('each route its own pool (503 past APP_API_POOL_WAIT on the full one, the others answered at once), a stalled upload cut (408), its own timeout (504)', async () => {
+    const file = routesFile('limits.yaml', `
+routes:
+  - name: slow
+    prefix: /api/slow
+    target: ${backends.cms.url}/s
+    token: none
+  - name: quick
+    prefix: /api/quick
+    target: ${backends.cms.url}/q
+    token: none
+  - name: brief
+    prefix: /api/brief
+    target: ${backends.cms.url}/t
+    token: none
+    timeout: 500
+`)
+    const limited = await stack.gatewayWith({ APP_API_ROUTES_FILE: file, APP_API_PROXY_CONNECTIONS: '2', APP_API_POOL_WAIT: '1', APP_API_BODY_IDLE_TIMEOUT: '2', APP_API_PROXY_TIMEOUT: '30000' })
+    // Two requests the backend never answers hold slow's two connections.
+    const holding = new AbortController()
+    const held = [0, 1].map(() => fetch(`${limited.url}/api/slow/hang`, { signal: holding.signal }).catch(() => undefined))
+    await expect.poll(async () => (await rawRequest(`${limited.url}/readyz`)).body, { timeout: 10_000 }).toContain('"backendPool":"saturated"')
+    const [full, other, fallback] = await Promise.all([
+      rawRequest(`${limited.url}/api/slow/x`),
+      rawRequest(`${limited.url}/api/quick/x`),
+      rawRequest(`${limited.url}/api/x`),
+    ])
+    expect([full.status, JSON.parse(full.body).statusMessage, full.headers['retry-after']]).toEqual([503, 'Máy chủ API đang bận. Vui lòng thử lại sau giây lát.', '1'])
+    expect([other.status, fallback.status]).toEqual([200, 200])
+
+    // An upload that stops moving on a route is cut at APP_API_BODY_IDLE_TIMEOUT, as on the default route.
+    const stalled = await rawConnectionRequest(limited, 'POST /api/quick/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: 1000000\r\n\r\nhello')
+    expect(stalled.status).toBe(408)
+    expect(JSON.parse(stalled.body).statusMessage).toBe('Hết thời gian chờ dữ liệu gửi lên.')
+
+    // brief's backend may stay silent 500 ms, whatever APP_API_PROXY_TIMEOUT (30 s) says.
+    const started = Date.now()
+    const timedOut = await rawRequest(`${limited.url}/api/brief/hang`)
+    expect([timedOut.status, JSON.parse(timedOut.body).statusMessage]).toEqual([504, 'Máy chủ API không phản hồi.'])
+    expect(Date.now() - started).toBeLessThan(10_000)
+    holding.abort()
+    await Promise.all(held)
+    await limited.stop()
+  })
+})
+
+/** Sends `head` (and a few body bytes) on a raw connection, then nothing; resolves with the answer once it closes. */
+function rawConnectionRequest(at: RunningGateway, head: string): Promise<{ status: number, body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(at.port, '127.0.0.1')
+    let text = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      text += chunk
+    })
+    socket.on('error', reject)
+    socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), body: text.slice(text.indexOf('\r\n\r\n') + 4) }))
+    socket.write(head)
+  })
+}
