@@ -7,6 +7,7 @@
  * - throughput: /api/** through the gateway bare, with access log + metrics and as shipped, against nginx,
  *   @fastify/http-proxy, h3 `proxyRequest` and the floor of the gateway's base, standalone and head to head;
  * - session: GET /auth/session (mock) against a constant Nuxt route;
+ * - routes: a named route of APP_API_ROUTES_FILE against the default /api/** route; a file of 100 routes against 2;
  * - verify: GET /auth/verify (forward auth) against the /api/** proxy of the same gateway;
  * - idle: /api/** as shipped with APP_SESSION_IDLE_TIMEOUT on against off;
  * - oidc: /api/** with an OpenID session (APP_AUTH_KIND=oidc, the development provider) against a contract-IAM one;
@@ -27,6 +28,7 @@ import * as idle from './scenarios/idle.mjs'
 import * as login from './scenarios/login.mjs'
 import * as memory from './scenarios/memory.mjs'
 import * as oidc from './scenarios/oidc.mjs'
+import * as routes from './scenarios/routes.mjs'
 import * as runtimes from './scenarios/runtimes.mjs'
 import * as scaling from './scenarios/scaling.mjs'
 import * as seal from './scenarios/seal.mjs'
@@ -42,9 +44,9 @@ import { tableLines, versions } from './table.mjs'
  * The scenarios, in the order they run.
  * @type {Record<string, { run: (bench: Bench) => Promise<import('./table.mjs').ScenarioResult> }>}
  */
-const SCENARIOS = { seal, throughput, session, verify, idle, oidc, websockets, scaling, streaming, memory, login, runtimes }
+const SCENARIOS = { seal, throughput, routes, session, verify, idle, oidc, websockets, scaling, streaming, memory, login, runtimes }
 /** The order of the table's rows. */
-const TABLE_ORDER = ['throughput', 'websockets', 'session', 'verify', 'idle', 'oidc', 'streaming', 'memory', 'scaling', 'login', 'seal']
+const TABLE_ORDER = ['throughput', 'routes', 'websockets', 'session', 'verify', 'idle', 'oidc', 'streaming', 'memory', 'scaling', 'login', 'seal']
 
 const asked = process.argv.slice(2)
 const unknown = asked.filter(name => !(name in SCENARIOS))

@@ -19,7 +19,7 @@ import { answerProbe } from './gate/probes'
 import { startStores } from './gate/stores'
 import { sendGatewayError, toGatewayError } from './http/errors'
 import { useRouteDecider } from './http/route-decider'
-import { useGatewayConfig } from './ops/config'
+import { reloadRoutes, useGatewayConfig } from './ops/config'
 import { beginDrain, isShuttingDown, workInFlight } from './ops/drain'
 import { flushLogs, useLogger } from './ops/logger'
 import { proxyApiRequest } from './proxy/api-proxy'
@@ -163,6 +163,17 @@ function drain(signal: NodeJS.Signals): void {
 }
 process.on('SIGTERM', drain)
 process.on('SIGINT', drain)
+
+// SIGHUP re-reads APP_API_ROUTES_FILE (docs/routes.md): requests from then on take the new routes, those in flight
+// finish with theirs and no connection is dropped; a file that does not check is logged and the old routes kept.
+// Without a routes file SIGHUP stays Node's own (the process ends), as before.
+if (config.apiRoutesFile) {
+  process.on('SIGHUP', () => {
+    const routes = reloadRoutes()
+    if (routes instanceof Error) log.error({ type: 'routes' }, `không nạp lại được APP_API_ROUTES_FILE, giữ các tuyến cũ: ${routes.message}`)
+    else log.info({ type: 'routes', routes: routes.length }, `đã nạp lại APP_API_ROUTES_FILE: ${routes.length} tuyến.`)
+  })
+}
 
 // The stores (login limits, revocations; started by plugins/gateway-config.ts) are awaited: the server says when it is
 // ready, and /readyz answers 503 `starting` until then. Requests are served meanwhile, as during a Redis outage.

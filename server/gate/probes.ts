@@ -5,6 +5,7 @@ import { oidcReady } from '../oidc/provider'
 import { useGatewayConfig } from '../ops/config'
 import { isShuttingDown } from '../ops/drain'
 import { backendPoolState } from '../ops/metrics'
+import { namedRouteStates } from '../proxy/routes'
 import { pingRevocationsRedis } from '../session/revocations'
 import { storesReady } from './stores'
 
@@ -15,7 +16,9 @@ const REACH_INTERVAL_MS = 2_000
 
 type Reach = 'up' | 'down' | 'not configured' | 'mock'
 
-let reachCache: { at: number, result: Promise<{ iam: Reach, backend: Reach }> } | undefined
+interface Reachability { iam: Reach, backend: Reach, routes: Record<string, Reach> | undefined }
+
+let reachCache: { at: number, result: Promise<Reachability> } | undefined
 
 /** Whether an address answers HTTP at all (any status counts: only reachability is asked). */
 async function answers(url: string): Promise<Reach> {
@@ -29,14 +32,23 @@ async function answers(url: string): Promise<Reach> {
   }
 }
 
-/** IAM and backend reachability, shared by the probes of the last REACH_INTERVAL_MS. */
-function reachability(): Promise<{ iam: Reach, backend: Reach }> {
+/** IAM and backend reachability (each route's backend too), shared by the probes of the last REACH_INTERVAL_MS. */
+function reachability(): Promise<Reachability> {
   const now = Date.now()
   if (!reachCache || now - reachCache.at > REACH_INTERVAL_MS) {
     const { config } = useGatewayConfig()
     const iam = config.mock ? Promise.resolve<Reach>('mock') : config.kind === 'oidc' ? answers(config.oidc!.issuer) : config.baseURL ? answers(config.baseURL) : Promise.resolve<Reach>('not configured')
     const backend = config.apiProxyTarget ? answers(config.apiProxyTarget) : Promise.resolve<Reach>('not configured')
-    reachCache = { at: now, result: Promise.all([iam, backend]).then(([iam, backend]) => ({ iam, backend })) }
+    // One check an address, however many routes share it.
+    const targets = new Map<string, Promise<Reach>>()
+    const routes = namedRouteStates().map(({ name, target }) => {
+      if (!targets.has(target)) targets.set(target, answers(target))
+      return targets.get(target)!.then(reach => [name, reach] as const)
+    })
+    reachCache = {
+      at: now,
+      result: Promise.all([iam, backend, Promise.all(routes)]).then(([iam, backend, routes]) => ({ iam, backend, routes: routes.length ? Object.fromEntries(routes) : undefined })),
+    }
   }
   return reachCache.result
 }
@@ -56,8 +68,9 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: u
  * APP_AUTH_KIND=oidc, the provider's discovery has succeeded (`checks.oidc`), `not ready` while
  * Redis does not answer or a required setting is missing (`checks.config`: `{ missing: [APP_*, ...] }`, else `ok`:
  * core/config/start-checks.ts), `shutting down` from the moment SIGTERM arrives; the body names each dependency and
- * whether it answered (IAM or backend never make it fail), and `backendPool`: `saturated` while every backend
- * connection is busy (requests wait for one, then 503), else `ok`. A saturated pool never makes it fail either: under
+ * whether it answered (IAM or backends never make it fail; `routes`: each route of APP_API_ROUTES_FILE by name, when
+ * there is one), and `backendPool`: `saturated` while every connection of a backend's pool is busy (APP_API_PROXY_TARGET's
+ * or a route's: requests wait for one, then 503), else `ok`. A saturated pool never makes it fail either: under
  * a flood that would take every instance out of the load balancer at once. Other methods: 405.
  */
 export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -67,7 +80,7 @@ export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMess
   }
   if (probe === 'healthz') return send(req, res, 200, { status: 'ok' })
   const { config } = useGatewayConfig()
-  const [redis, { iam, backend }] = await Promise.all([
+  const [redis, { iam, backend, routes }] = await Promise.all([
     config.redisUrl ? pingRevocationsRedis().then((ok): Reach => ok ? 'up' : 'down') : Promise.resolve<Reach>('not configured'),
     reachability(),
   ])
@@ -77,7 +90,8 @@ export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMess
   const missing = missingSettings(config)
   const status = isShuttingDown() ? 'shutting down' : !storesReady() || oidc === 'down' ? 'starting' : redis === 'down' || missing.length ? 'not ready' : 'ready'
   const pool = backendPoolState()
-  const backendPool = pool && pool.busy >= pool.size ? 'saturated' : 'ok'
-  const checks = { config: missing.length ? { missing } : 'ok', redis, iam, backend, backendPool, ...(oidc ? { oidc } : {}) }
+  const saturated = (pool && pool.busy >= pool.size) || namedRouteStates().some(route => route.saturated)
+  const backendPool = saturated ? 'saturated' : 'ok'
+  const checks = { config: missing.length ? { missing } : 'ok', redis, iam, backend, backendPool, ...(routes ? { routes } : {}), ...(oidc ? { oidc } : {}) }
   send(req, res, status === 'ready' ? 200 : 503, { status, checks })
 }

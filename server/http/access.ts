@@ -29,18 +29,24 @@ export interface AccessFacts {
   /** The client's address as believed (the request scope's). */
   client: string
   group: RouteGroup
+  /** The route that served a proxied exchange, with a routes file. */
+  route?: string
   /** The client left before the answer was complete. */
   aborted?: boolean
   /** A WebSocket tunnel: the bytes the client sent through it. */
   tunnelBytesIn?: number
 }
 
-/** Counts an exchange in the metrics; the latency histogram only for requests (a tunnel's life is no latency). */
-export function countExchange(group: RouteGroup, method: string, status: number, seconds?: number): void {
+/**
+ * Counts an exchange in the metrics (by its route too, when a routes file named one); the latency histograms only for
+ * requests (a tunnel's life is no latency).
+ */
+export function countExchange(group: RouteGroup, method: string, status: number, seconds?: number, route?: string): void {
   const metrics = useMetrics()
   if (!metrics) return
   metrics.requests.count(group, method, status)
   if (seconds !== undefined) metrics.requestDuration.observe(group, seconds)
+  if (route !== undefined) metrics.routes?.count(route, status, seconds)
 }
 
 /** Writes the access line of an exchange (APP_ACCESS_LOG; probes at debug level only). */
@@ -62,6 +68,7 @@ export function writeAccessLine(facts: AccessFacts): void {
     client: facts.client,
     group: facts.group,
   }
+  if (facts.route !== undefined) line.route = facts.route
   if (facts.aborted) line.aborted = true
   if (facts.tunnelBytesIn !== undefined) {
     line.tunnel = true
@@ -90,7 +97,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
     ended()
     const seconds = (performance.now() - start) / 1000
     const status = res.headersSent ? res.statusCode : 0
-    countExchange(group, method, status, seconds)
+    countExchange(group, method, status, seconds, exchange.route)
     writeAccessLine({
       method,
       url: req.url,
@@ -100,6 +107,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
       requestId,
       client,
       group,
+      route: exchange.route,
       aborted: !res.writableFinished,
     })
   })

@@ -40,6 +40,8 @@ export interface RequestScope {
 export interface Exchange {
   /** Run first when the exchange ends (the proxy's clean-up): one 'close' listener serves the whole request. */
   onEnd?: () => void
+  /** The route of the routes file that serves it (the proxy says, with a routes file): in its access line and metrics. */
+  route?: string
 }
 
 const SCOPE = Symbol('svc-gateway-scope')

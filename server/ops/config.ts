@@ -1,18 +1,21 @@
 /**
  * ops/: what the process runs on, for every layer above: its configuration (this file: APP_* parsed once, the sealed
- * kinds' keys, the cache of opened session cookies), the logger, the metrics and their listener, audit lines, the
- * drain's count of work in flight, throttled warnings, the tick-shape option.
+ * kinds' keys, the cache of opened session cookies, the routes file), the logger, the metrics and their listener, audit
+ * lines, the drain's count of work in flight, throttled warnings, the tick-shape option.
  * May import: core only (and its own files). Reads no request: the request's facts are http/'s.
  */
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { useRuntimeConfig } from 'nitropack/runtime'
+import { parse as parseYaml } from 'yaml'
 import { overlayEnv } from '../core/config/coerce'
 import { parseGatewayConfig, parseLoggingConfig, readSecrets } from '../core/config/config'
-import type { GatewayConfig, LoggingConfig, RawGatewayConfig } from '../core/config/types'
+import { parseApiRoutes, type RouteDefaults } from '../core/config/routes'
+import { ConfigError, type ApiRoute, type GatewayConfig, type LoggingConfig, type RawGatewayConfig } from '../core/config/types'
 import { deriveSealKeys, sessionKind, type SealKeys } from '../core/session/seal'
 import { SessionCache } from '../core/session/session-cache'
 import { useLogger } from './logger'
-import { watchSessionCache } from './metrics'
+import { nameRoutes, watchSessionCache } from './metrics'
 
 /** The keys of each kind the gateway seals (core/session/seal.ts): never one kind's key for another's text. */
 export interface GatewaySeals {
@@ -24,7 +27,13 @@ export interface GatewaySeals {
   oidcTokens: SealKeys
 }
 
-interface GatewaySettings { config: GatewayConfig, seals: GatewaySeals, sessions: SessionCache }
+interface GatewaySettings {
+  config: GatewayConfig
+  seals: GatewaySeals
+  sessions: SessionCache
+  /** The routes of APP_API_ROUTES_FILE, checked ([] without one); replaced whole by reloadRoutes. */
+  routes: ApiRoute[]
+}
 
 let cached: GatewaySettings | undefined
 
@@ -41,6 +50,31 @@ function secretsFor(raw: RawGatewayConfig): string[] {
     return [randomBytes(32).toString('hex')]
   }
   return readSecrets(current, previous)
+}
+
+/**
+ * Reads the routes file (APP_API_ROUTES_FILE): JSON when its name ends in .json, else YAML (which reads JSON too), and
+ * checks it whole (core/config/routes.ts). A file that cannot be read or parsed is a ConfigError naming the variable
+ * and the file, with the parser's own words on where it stopped. '' reads nothing: no routes.
+ */
+export function readRoutesFile(file: string, defaults: RouteDefaults): ApiRoute[] {
+  if (!file) return []
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  }
+  catch (error) {
+    throw new ConfigError(`APP_API_ROUTES_FILE: không đọc được tệp ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`)
+  }
+  const json = /\.json$/i.test(file)
+  let document: unknown
+  try {
+    document = json ? JSON.parse(text) : parseYaml(text, { uniqueKeys: true, maxAliasCount: 100 })
+  }
+  catch (error) {
+    throw new ConfigError(`APP_API_ROUTES_FILE: tệp ${file} không phải ${json ? 'JSON' : 'YAML'} hợp lệ: ${(error as Error).message.split('\n')[0]}`)
+  }
+  return parseApiRoutes(document, defaults)
 }
 
 /** runtimeConfig.svcGateway's defaults with the APP_* variables of the start over them, not yet checked. */
@@ -67,7 +101,7 @@ export function loggingSettings(): LoggingConfig {
 /**
  * The gateway's configuration, parsed and validated once per process: runtimeConfig.svcGateway's defaults with the
  * APP_* variables of the start over them, the keys of each sealed kind derived once, and the cache of opened session
- * cookies. Raises a ConfigError naming the variable when something cannot work.
+ * cookies, and the routes file's routes. Raises a ConfigError naming the variable when something cannot work.
  */
 export function useGatewayConfig(): GatewaySettings {
   if (!cached) {
@@ -80,7 +114,29 @@ export function useGatewayConfig(): GatewaySettings {
     }
     const sessions = new SessionCache(seals.session)
     watchSessionCache(() => ({ hits: sessions.hits, misses: sessions.misses }))
-    cached = { config, seals, sessions }
+    const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout })
+    nameRoutes(config.apiRoutesFile ? routes.map(route => route.name) : undefined)
+    cached = { config, seals, sessions, routes }
   }
   return cached
+}
+
+/**
+ * Reads the routes file again (SIGHUP, server/node-server.ts): requests that arrive from now on take the new routes,
+ * those in flight finish with theirs. A file that cannot be read or does not check changes nothing: its ConfigError
+ * is returned, to be logged, and the old routes stay.
+ */
+export function reloadRoutes(): ApiRoute[] | ConfigError {
+  const settings = useGatewayConfig()
+  const { config } = settings
+  try {
+    const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout })
+    nameRoutes(routes.map(route => route.name))
+    settings.routes = routes
+    return routes
+  }
+  catch (error) {
+    if (error instanceof ConfigError) return error
+    throw error
+  }
 }

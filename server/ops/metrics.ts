@@ -23,6 +23,22 @@ export interface BackendPoolState {
 }
 
 let readBackendPool: (() => BackendPoolState) | undefined
+let routeNames: string[] | undefined
+
+/**
+ * The routes file's route names (ops/config.ts, at start and at each reload): with a routes file, proxied requests are
+ * counted by route too, the label's values being 'default' (APP_API_PROXY_TARGET) and every name the file has had.
+ * Undefined (no file): no route series.
+ */
+export function nameRoutes(names: readonly string[] | undefined): void {
+  if (!names) return
+  routeNames ??= ['default']
+  for (const name of names) {
+    if (routeNames.includes(name)) continue
+    routeNames.push(name)
+    metrics?.routes?.add(name)
+  }
+}
 let readSessionCache: (() => { hits: number, misses: number }) | undefined
 
 /** Lets the cache of opened session cookies report its hits and misses (ops/config.ts makes the cache). */
@@ -62,6 +78,8 @@ export function statusClass(status: number): string {
 /** What observes one latency: the label's value (from a fixed set) and the seconds. */
 export interface FixedLabelHistogram {
   observe(labelValue: string, seconds: number): void
+  /** Takes one more value into the set (up to the histogram's `maxValues`). */
+  extend(labelValue: string): void
 }
 
 /** Observations held before they go to prom-client together (see fixedLabelHistogram). */
@@ -74,9 +92,10 @@ const OBSERVATION_BATCH = 256
  * one at a time on the request path it cost the proxy 2.5% of its rate (bench:ab, two builds of this file), in a
  * batch a tight loop. A value outside the set is not counted.
  */
-function fixedLabelHistogram(name: string, help: string, label: string, values: readonly string[], registers: Registry[]): FixedLabelHistogram {
+function fixedLabelHistogram(name: string, help: string, label: string, values: readonly string[], registers: Registry[], maxValues = values.length): FixedLabelHistogram {
   const indexOf = new Map(values.map((value, index) => [value, index]))
-  const labels = new Uint8Array(OBSERVATION_BATCH)
+  // A value's index in the batch: a byte, unless there may be more values than a byte counts (a routes file's names).
+  const labels = maxValues > 256 ? new Uint16Array(OBSERVATION_BATCH) : new Uint8Array(OBSERVATION_BATCH)
   const seconds = new Float64Array(OBSERVATION_BATCH)
   let held = 0
   const flush = () => {
@@ -94,6 +113,11 @@ function fixedLabelHistogram(name: string, help: string, label: string, values: 
       labels[held] = index
       seconds[held] = value
       if (++held === OBSERVATION_BATCH) flush()
+    },
+    extend(labelValue) {
+      if (indexOf.has(labelValue) || children.length >= maxValues) return
+      indexOf.set(labelValue, children.length)
+      children.push(histogram.labels(labelValue))
     },
   }
 }
@@ -117,6 +141,52 @@ class RequestTally {
       yield [{ group: GROUPS[groupAt]!, method: METHOD_LABELS[methodAt]!, status_class: STATUS_CLASSES[statusAt]! }, count]
     }
   }
+}
+
+/** Route names the route label takes at most: names a reload adds beyond it are not counted. */
+const MAX_ROUTE_LABELS = 4096
+
+/**
+ * Proxied requests by route and status class, and their latency by route (only with a routes file). The label's set
+ * is the routes' names, growing when a reload (SIGHUP) brings new ones (`add`), never a path.
+ */
+function routeMetrics(registers: Registry[], names: readonly string[]) {
+  const known: string[] = []
+  const indexOf = new Map<string, number>()
+  const counts: number[] = []
+  new Counter({
+    name: 'svc_gateway_route_requests_total',
+    help: 'Proxied /api requests answered, by route of APP_API_ROUTES_FILE (default: APP_API_PROXY_TARGET) and status class.',
+    labelNames: ['route', 'status_class'],
+    registers,
+    collect() {
+      this.reset()
+      for (let index = 0; index < counts.length; index++) {
+        const count = counts[index]!
+        if (count) this.inc({ route: known[Math.floor(index / STATUS_CLASSES.length)]!, status_class: STATUS_CLASSES[index % STATUS_CLASSES.length]! }, count)
+      }
+    },
+  })
+  const duration = fixedLabelHistogram('svc_gateway_route_duration_seconds', 'Time from a proxied request\'s arrival to the end of its answer, by route.', 'route', [], registers, MAX_ROUTE_LABELS)
+  const routes = {
+    /** Takes a route's name into the label's set. */
+    add(name: string): void {
+      if (indexOf.has(name) || known.length >= MAX_ROUTE_LABELS) return
+      indexOf.set(name, known.length)
+      known.push(name)
+      counts.push(...STATUS_CLASSES.map(() => 0))
+      duration.extend(name)
+    },
+    /** Counts one exchange of a route (a name outside the set is not counted); `seconds` only for requests. */
+    count(route: string, status: number, seconds?: number): void {
+      const index = indexOf.get(route)
+      if (index === undefined) return
+      counts[index * STATUS_CLASSES.length + statusIndex(status)]!++
+      if (seconds !== undefined) duration.observe(route, seconds)
+    },
+  }
+  for (const name of names) routes.add(name)
+  return routes
 }
 
 /**
@@ -147,6 +217,7 @@ function createMetrics() {
   const metrics = {
     registry,
     live,
+    routes: routeNames ? routeMetrics(registers, routeNames) : undefined,
     requests,
     requestDuration,
     backendDuration,

@@ -5,7 +5,7 @@ import { missingSettingLine, missingSettings, settingWarnings } from '../core/co
 import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
 import { startOidc, stopOidc } from '../oidc/provider'
-import { oidcAccessToken } from '../oidc/tokens'
+import { oidcAccessToken, oidcSessionUser } from '../oidc/tokens'
 import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
@@ -53,8 +53,9 @@ export default defineNitroPlugin((nitroApp) => {
     const signIn = event.method === 'POST' && event.path.startsWith(LOGIN_PATH)
     event.context.svcAuthLogin = (page || signIn) && !keepsSessionCookie(event) ? { ...login, plainHttp: true } : login
   })
-  // An OpenID session's tokens live beside it: the proxy, the tunnel and forward auth find them through the session.
-  if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken)
+  // An OpenID session's tokens and whole user live beside it: the proxy, the tunnel and forward auth find them through
+  // the session (the routes' permissions are checked on that user).
+  if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken, oidcSessionUser)
   void startOidc()
   nitroApp.hooks.hook('close', stopOidc)
   // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.

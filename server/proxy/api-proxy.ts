@@ -1,7 +1,8 @@
 /**
- * proxy/: the ways to the backend. The /api/** stream (this file), its backend connections (backend-pool.ts) and
- * upload rules (upload-guard.ts), the WebSocket tunnel (ws-tunnel.ts; dev-tunnel.ts under `nuxt dev`), and the app's
- * onProxyRequest hooks (hooks.ts). A proxied request's token is the session's (session/token.ts), whatever the IAM.
+ * proxy/: the ways to the backend. The /api/** stream (this file), the routes of the routes file (routes.ts), their
+ * backend connections (backend-pool.ts) and upload rules (upload-guard.ts), the WebSocket tunnel (ws-tunnel.ts;
+ * dev-tunnel.ts under `nuxt dev`), and the app's onProxyRequest hooks (hooks.ts). A proxied request's token is the
+ * session's (session/token.ts), whatever the IAM.
  * May import: core, ops, http, stores, session. Never iam/, oidc/ or verify/.
  */
 import type { IncomingMessage, IncomingHttpHeaders, ServerResponse } from 'node:http'
@@ -12,6 +13,7 @@ import { routerPath } from '../core/http/route-match'
 import { rateLimitAddress } from '../core/limits/rate-limit'
 import { backendPath } from '../core/proxy/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
+import type { SessionPayload } from '../core/session/seal'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../http/errors'
 import { proxiedRuleHeaders } from '../http/route-decider'
 import type { Exchange } from '../http/scope'
@@ -21,20 +23,9 @@ import { throttledWarning } from '../ops/throttled-warning'
 import { openLiveSession } from '../session/cookie'
 import { resealLines } from '../session/idle'
 import { sessionToken } from '../session/token'
-import { useBackendPool } from './backend-pool'
 import { runProxyRequestHooks } from './hooks'
+import { routeOf, routeRefusal, type BackendRoute } from './routes'
 import { BodyIdleError, idleLimitedBody, takeUploadSlot } from './upload-guard'
-
-interface BackendTarget { origin: string, basePath: string, host: string }
-let target: BackendTarget | undefined
-
-function backendTarget(address: string): BackendTarget {
-  if (!target) {
-    const url = new URL(address)
-    target = { origin: url.origin, basePath: url.pathname, host: url.host }
-  }
-  return target
-}
 
 /** Whether the request carries a body to stream (declared length above 0, or chunked). */
 function hasBody(req: IncomingMessage): boolean {
@@ -56,8 +47,10 @@ export interface ProxiedScope {
 const warnGatewayCookies = throttledWarning()
 
 /**
- * Proxies one request under /api to APP_API_PROXY_TARGET, streaming both bodies with backpressure:
- * cookies and any client Authorization are dropped; a live session's token is sent as 'Bearer <token>'.
+ * Proxies one request under /api to its route's backend (proxy/routes.ts: a route of APP_API_ROUTES_FILE, else
+ * APP_API_PROXY_TARGET), streaming both bodies with backpressure: cookies and any client Authorization are dropped; a
+ * live session's token is sent as 'Bearer <token>' (never on a route with token `none`; a route with token `user` or
+ * permissions answers 401 or 403 itself, before the backend).
  * The backend's status, headers and body come back unchanged, with `X-Request-Id: id`. Never throws: errors are
  * written as the contract's JSON. What is left to do when the answer is finished or the client has gone runs from
  * the request gate's `exchange` (one 'close' listener a request), or from a 'close' listener of its own without one.
@@ -65,10 +58,12 @@ const warnGatewayCookies = throttledWarning()
 export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope): void {
   const { id } = scope
   const { config } = useGatewayConfig()
-  const ruleHeaders = proxiedRuleHeaders?.(routerPath(req.url ?? '/'))
-  if (!config.apiProxyTarget) return answerError(res, id, new GatewayError(500, MESSAGES.proxyTargetMissing))
-  const backend = backendTarget(config.apiProxyTarget)
-  const path = backendPath(req.url ?? '', backend.basePath)
+  const url = req.url ?? '/'
+  const ruleHeaders = proxiedRuleHeaders?.(routerPath(url))
+  const backend = routeOf(url)
+  if (backend instanceof GatewayError) return answerError(res, id, backend)
+  if (backend.labelled && scope.exchange) scope.exchange.route = backend.name
+  const path = backendPath(url, backend.basePath, backend.prefix)
   if (path === null) return answerError(res, id, new GatewayError(400, MESSAGES.apiPathInvalid))
   if (hasBody(req) && !holdUploadSlot(req, res, scope.client.ip, config.apiUploads.perClient)) {
     // At the cap: a body already whole once Node has parsed what came with the headers (a small JSON body, sent with
@@ -84,9 +79,11 @@ export function proxyApiRequest(req: IncomingMessage, res: ServerResponse, scope
   sendWithSession(req, res, scope, backend, path, ruleHeaders)
 }
 
-/** Sends the request on with the token of its session (see proxyApiRequest). */
-function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined): void {
+/** Sends the request on with the token of its session, as its route says (see proxyApiRequest). */
+function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendRoute, path: string, ruleHeaders: Record<string, string> | undefined): void {
   const { id } = scope
+  // A public route without permissions never reads the session: nothing of it is sent.
+  if (backend.token === 'none' && !backend.guarded) return forwardToBackend(req, res, scope, backend, path, ruleHeaders, undefined)
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
@@ -96,10 +93,17 @@ function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: Proxi
   // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
   if (token instanceof Promise) {
     // A client gone meanwhile gets nothing sent on (its exchange has ended: nothing would count the stream's end).
-    token.then(value => res.destroyed || forwardToBackend(req, res, scope, backend, path, ruleHeaders, value, slide), (error: unknown) => answerError(res, id, toGatewayError(error), slide))
+    token.then(value => res.destroyed || sendAs(req, res, scope, backend, path, ruleHeaders, session, value, slide), (error: unknown) => answerError(res, id, toGatewayError(error), slide))
     return
   }
-  forwardToBackend(req, res, scope, backend, path, ruleHeaders, token, slide)
+  sendAs(req, res, scope, backend, path, ruleHeaders, session, token, slide)
+}
+
+/** The route's own check (401, 403) when it has one, then the request goes on with the token its rule sends. */
+function sendAs(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendRoute, path: string, ruleHeaders: Record<string, string> | undefined, session: SessionPayload | null, token: string | undefined, slide: string[] | undefined): void {
+  const refusal = backend.guarded ? routeRefusal(backend, session, token) : undefined
+  if (refusal) return answerError(res, scope.id, refusal, slide)
+  forwardToBackend(req, res, scope, backend, path, ruleHeaders, backend.token === 'none' ? undefined : token, slide)
 }
 
 /**
@@ -115,11 +119,12 @@ function holdUploadSlot(req: IncomingMessage, res: ServerResponse, ip: string, l
 }
 
 /** Sends the request on to the backend's `path` with the session's token (see proxyApiRequest), when the pool lets it. */
-function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendTarget, path: string, ruleHeaders: Record<string, string> | undefined, token: string | undefined, slide: string[] | undefined): void {
+function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendRoute, path: string, ruleHeaders: Record<string, string> | undefined, token: string | undefined, slide?: string[]): void {
   const { id, client, exchange } = scope
   const { config } = useGatewayConfig()
-  const { origin, host } = backend
+  const { origin, host, timeoutMs } = backend
   const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, token))
+  if (backend.headers) Object.assign(headers, backend.headers)
 
   try {
     runProxyRequestHooks(headers, req)
@@ -129,7 +134,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
   }
 
   const metrics = useMetrics()
-  const { agent, turnstile } = useBackendPool()
+  const { agent, turnstile } = backend.pool()
   const started = performance.now()
   let answered = false
   let admitted = false
@@ -207,8 +212,8 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
         headers,
         // Async iterables are a documented dispatch body (Dispatcher.md); undici's type list lags behind.
         body: body as unknown as Readable | null,
-        headersTimeout: config.apiProxyTimeout,
-        bodyTimeout: config.apiProxyTimeout,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       }, handler)
     }
     catch (error) {

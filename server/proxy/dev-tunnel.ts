@@ -12,6 +12,7 @@ import { clientFrom, requestIdFrom } from '../http/scope'
 import { useGatewayConfig } from '../ops/config'
 import { openLiveSession } from '../session/cookie'
 import { sessionToken } from '../session/token'
+import { routeOf, routeRefusal } from './routes'
 
 /** How long the backend gets to take the handshake. */
 const HANDSHAKE_TIMEOUT_MS = 10_000
@@ -69,12 +70,18 @@ export const devTunnel = defineWebSocket({
     if (decideApiRequest(useRouteDecider(), routerPath(rawUrl), 'get') !== 'proxy') fail(new GatewayError(400, MESSAGES.apiPathInvalid))
     const client = clientFrom(incoming, '', false)
     if (!isSameOriginHandshake(incoming.origin, client.host, config.trustedOrigins)) fail(new GatewayError(403, MESSAGES.crossOrigin))
-    if (!config.apiProxyTarget) fail(new GatewayError(500, MESSAGES.proxyTargetMissing))
-    const target = new URL(config.apiProxyTarget)
-    const path = backendPath(rawUrl, target.pathname)
+    const target = routeOf(rawUrl)
+    if (target instanceof GatewayError) return fail(target)
+    if (!target.websocket) return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
+    const path = backendPath(rawUrl, target.basePath, target.prefix)
     if (path === null) return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
     const cookie = readSingleCookie(incoming.cookie, SESSION_COOKIE)
-    const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, await sessionToken(cookie ? openLiveSession(cookie) : null)))
+    const session = cookie ? openLiveSession(cookie) : null
+    const token = await sessionToken(session)
+    const routeRefused = target.guarded ? routeRefusal(target, session, token) : undefined
+    if (routeRefused) return fail(routeRefused)
+    const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, target.token === 'none' ? undefined : token))
+    if (target.headers) Object.assign(forwarded, target.headers)
     const headers = Object.fromEntries(Object.entries(forwarded).filter(([name]) => !OWN_HANDSHAKE.test(name) && name !== 'host'))
     const protocols = (incoming['sec-websocket-protocol'] ?? '').split(',').map(part => part.trim()).filter(Boolean)
     let backend: WebSocket

@@ -22,6 +22,7 @@ import { followIdle, resealLines } from '../session/idle'
 import { isSessionRevoked } from '../session/revocations'
 import { sessionToken } from '../session/token'
 import { runProxyRequestHooks } from './hooks'
+import { routeOf, routeRefusal } from './routes'
 
 /** Open tunnels are checked this often for a session that ended (8-hour end, token expiry, revocation). */
 const SESSION_SWEEP_MS = 1_000
@@ -118,11 +119,12 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   const client = unscopedClient(req)
   const method = req.method ?? 'GET'
   let status = 0
+  let routeName: string | undefined
   const ended = workStarted()
   socket.on('error', () => socket.destroy())
   socket.once('close', () => {
     ended()
-    countExchange('api', method, status)
+    countExchange('api', method, status, undefined, routeName)
     writeAccessLine({
       method,
       url: req.url,
@@ -132,6 +134,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       requestId,
       client: client.ip,
       group: 'api',
+      route: routeName,
       tunnelBytesIn: status === 101 ? socket.bytesRead : undefined,
     })
   })
@@ -150,9 +153,12 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   if (decision === 'refuse') return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
   if (decision === 'route') return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
   if (!isSameOriginHandshake(req.headers.origin, client.host, config.trustedOrigins)) return fail(new GatewayError(403, MESSAGES.crossOrigin))
-  if (!config.apiProxyTarget) return fail(new GatewayError(500, MESSAGES.proxyTargetMissing))
-  const target = new URL(config.apiProxyTarget)
-  const backendUrl = backendPath(req.url ?? '', target.pathname)
+  const target = routeOf(req.url ?? '/')
+  if (target instanceof GatewayError) return fail(target)
+  if (target.labelled) routeName = target.name
+  // A route that takes no tunnels answers as a path without one.
+  if (!target.websocket) return fail(new GatewayError(404, MESSAGES.webSocketNotFound))
+  const backendUrl = backendPath(req.url ?? '', target.basePath, target.prefix)
   if (backendUrl === null) return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
 
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
@@ -172,9 +178,14 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   }
   if (socket.destroyed) return release()
   socket.once('close', release)
-  // The session's token: at once, or (an OpenID session's first use here, a renewal) when it comes.
+  // The session's token: at once, or (an OpenID session's first use here, a renewal) when it comes; a guarded route's
+  // check (401, 403) first; a route with token `none` sends none, and its tunnel does not end with the session.
   const openBackend = (token: string | undefined) => {
-    const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, token))
+    const refusal = target.guarded ? routeRefusal(target, session, token) : undefined
+    if (refusal) return fail(refusal)
+    const sent = target.token === 'none' ? undefined : token
+    const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, sent))
+    if (target.headers) Object.assign(headers, target.headers)
     try {
       runProxyRequestHooks(headers, req)
     }
@@ -189,7 +200,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       method: 'GET',
       headers,
       agent: false,
-      timeout: config.apiProxyTimeout,
+      timeout: target.timeoutMs,
     })
     const onClientGone = () => backendRequest.destroy()
     socket.once('close', onClientGone)
@@ -212,7 +223,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       status = 101
       const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
       socket.write(rawResponseHead(101, withSlide({ ...out, connection: 'Upgrade', upgrade: response.headers.upgrade ?? 'websocket' })))
-      joinSockets(socket, head, backendSocket, backendHead, session, release)
+      joinSockets(socket, head, backendSocket, backendHead, target.token === 'none' ? null : session, release)
     })
     backendRequest.end()
   }

@@ -1,16 +1,24 @@
+import type { AuthUser } from '../../shared/types'
+import { mockSessionUser } from '../core/iam/mock'
 import { liveToken, type SessionPayload } from '../core/session/seal'
+import { useGatewayConfig } from '../ops/config'
 
 /** Where a session's token comes from when its kind of IAM keeps the tokens beside the session, not in the cookie. */
 export type KeptTokenSource = (session: SessionPayload) => string | undefined | Promise<string | undefined>
+/** Where a session's whole user comes from when its kind of IAM keeps it beside the session (the cookie's copy may be trimmed). */
+export type KeptUserSource = (session: SessionPayload) => AuthUser
 
 let keptTokens: KeptTokenSource | undefined
+let keptUsers: KeptUserSource | undefined
 
 /**
  * Says where sessions whose cookie holds no token find theirs (OpenID Connect: oidc/tokens.ts's oidcAccessToken,
- * registered by the start plugin). The session knows no kind of IAM; each plugs its own in.
+ * registered by the start plugin), and their whole user (oidcSessionUser). The session knows no kind of IAM; each
+ * plugs its own in.
  */
-export function takeTokensFrom(source: KeptTokenSource): void {
+export function takeTokensFrom(source: KeptTokenSource, users?: KeptUserSource): void {
   keptTokens = source
+  keptUsers = users
 }
 
 /**
@@ -22,4 +30,19 @@ export function sessionToken(session: SessionPayload | null, now = Date.now()): 
   if (!session) return undefined
   if (session.accessToken !== undefined) return liveToken(session, now)
   return keptTokens?.(session)
+}
+
+/**
+ * The user of a session whose token is known (`token`: sessionToken's answer), as forward auth reads it: null when
+ * the session is not live (none; the contract IAM's token expired; an OpenID session's tokens gone); an OpenID
+ * session's user as mapped at login, whole; a mock session's roles and permissions from the configuration; else
+ * the cookie's copy.
+ */
+export function liveSessionUser(session: SessionPayload | null, token: string | undefined): AuthUser | null {
+  if (!session) return null
+  const { config } = useGatewayConfig()
+  const oidc = config.kind === 'oidc'
+  if (token === undefined && (session.accessToken !== undefined || oidc)) return null
+  if (oidc) return keptUsers?.(session) ?? session.user
+  return config.mock ? mockSessionUser(session.user, config.mockUser) : session.user
 }

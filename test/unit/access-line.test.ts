@@ -14,10 +14,12 @@ describe('accessLineMembers', () => {
     expect(Object.keys(parsed(members))).toEqual(Object.keys(plain))
   })
 
-  it('writes the aborted and tunnel fields only when set', () => {
+  it('writes the route, aborted and tunnel fields only when set', () => {
     expect(parsed(accessLineMembers({ ...plain, status: 0, aborted: true }))).toEqual({ ...plain, status: 0, aborted: true })
     expect(parsed(accessLineMembers({ ...plain, status: 101, tunnel: true, bytesIn: 42 }))).toEqual({ ...plain, status: 101, tunnel: true, bytesIn: 42 })
-    expect(accessLineMembers(plain)).not.toMatch(/aborted|tunnel|bytesIn/)
+    expect(parsed(accessLineMembers({ ...plain, route: 'billing' }))).toEqual({ ...plain, route: 'billing' })
+    expect(accessLineMembers({ ...plain, route: 'billing', aborted: true })).toMatch(/,"group":"api","route":"billing","aborted":true$/)
+    expect(accessLineMembers(plain)).not.toMatch(/aborted|tunnel|bytesIn|route/)
   })
 
   it('escapes whatever a request puts in its strings: quotes, backslashes, control characters, lone surrogates', () => {

@@ -19,6 +19,7 @@ describe('required settings that are missing', () => {
     ['OpenID Connect needs no IAM base address', { auth: OIDC, oidc: OIDC_SETTINGS, apiProxyTarget: 'http://api' }, []],
     ['a gateway without a backend (forward auth alone)', { auth: { baseURL: 'http://iam' }, apiProxy: 'false' }, []],
     ['APP_API_PROXY=true is the default', { auth: { baseURL: 'http://iam' }, apiProxy: 'true' }, ['APP_API_PROXY_TARGET']],
+    ['a routes file names the backends: the default one is optional', { auth: { baseURL: 'http://iam' }, apiRoutesFile: '/etc/gateway/routes.yaml' }, []],
   ])('%s', (_case, raw, missing) => {
     expect(missingSettings(parse(raw))).toEqual(missing)
   })
@@ -31,6 +32,7 @@ describe('required settings that are missing', () => {
   it('refuses APP_API_PROXY=false beside a target, and a value that is no boolean', () => {
     expect(() => parse({ apiProxy: 'false', apiProxyTarget: 'http://api' })).toThrow('APP_API_PROXY=false không dùng được cùng APP_API_PROXY_TARGET: bỏ một trong hai.')
     expect(() => parse({ apiProxy: 'maybe' })).toThrow(/^APP_API_PROXY phải là true hoặc false/)
+    expect(() => parse({ apiProxy: 'false', apiRoutesFile: '/etc/gateway/routes.yaml' })).toThrow('APP_API_PROXY=false không dùng được cùng APP_API_ROUTES_FILE: bỏ một trong hai.')
   })
 })
 

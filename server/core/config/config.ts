@@ -2,8 +2,9 @@
  * core/: the gateway's pure code, a folder per concern as above it (config, http, proxy, session, iam, limits, ops,
  * verify): values in, values out, no h3, Nitro, undici, Redis or logger; only core/, shared/ and Node's own modules.
  * core/config/: the configuration: its types (types.ts), defaults (defaults.ts), the coercion of one value
- * (coerce.ts), the OpenID settings (oidc-config.ts), the mock user (mock-user.ts), the preset and prerender checks
- * (server-preset.ts), what a parsed configuration still lacks (start-checks.ts), and the whole parse (this file).
+ * (coerce.ts), the OpenID settings (oidc-config.ts), the routes file (routes.ts), the mock user (mock-user.ts), the
+ * preset and prerender checks (server-preset.ts), what a parsed configuration still lacks (start-checks.ts), and the
+ * whole parse (this file).
  *
  * The whole configuration, checked in one place. Defaults are written once, in defaults.ts (shipped as
  * `runtimeConfig.svcGateway` by nuxt.config.ts); every key is overridden by its `APP_*` variable, read as raw text
@@ -116,6 +117,8 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
   const apiProxy = raw.apiProxy === undefined || raw.apiProxy === '' ? D.apiProxy : toBool(raw.apiProxy, 'APP_API_PROXY')
   const apiProxyTarget = toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET')
   if (!apiProxy && apiProxyTarget) throw new ConfigError('APP_API_PROXY=false không dùng được cùng APP_API_PROXY_TARGET: bỏ một trong hai.')
+  const apiRoutesFile = toText(raw.apiRoutesFile)
+  if (!apiProxy && apiRoutesFile) throw new ConfigError('APP_API_PROXY=false không dùng được cùng APP_API_ROUTES_FILE: bỏ một trong hai.')
 
   return {
     kind,
@@ -161,6 +164,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     sessionIdleMs: toIdleTimeoutMs(raw.session?.idleTimeout),
     apiProxy,
     apiProxyTarget,
+    apiRoutesFile,
     apiProxyTimeout: toInt(raw.apiProxyTimeout, D.apiProxyTimeout, 'APP_API_PROXY_TIMEOUT', 1),
     apiUploads: {
       idleMs: toInt(raw.apiBodyIdleTimeout, D.apiBodyIdleTimeout, 'APP_API_BODY_IDLE_TIMEOUT', 1, MAX_LIMIT_SECONDS) * 1000,

@@ -89,6 +89,8 @@ export const GATEWAY_DEFAULTS = {
   apiProxy: true,
   /** Backend address for /api/**; required unless apiProxy is false. @default '' */
   apiProxyTarget: '',
+  /** YAML or JSON file of named /api routes, each with its own backend and token rule (docs/routes.md); '' for none. @default '' */
+  apiRoutesFile: '',
   /** ms without a backend answer before 504. @default 60000 */
   apiProxyTimeout: 60000,
   /**

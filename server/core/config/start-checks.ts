@@ -6,13 +6,15 @@ import type { GatewayConfig } from './types'
 
 /**
  * The APP_* variables this configuration needs and lacks: the IAM's base address (APP_AUTH_KIND=iam, mock off: no one
- * can log in without it) and the backend of /api/** (unless APP_API_PROXY=false: a gateway for forward auth alone).
+ * can log in without it) and the backend of /api/** (unless APP_API_PROXY=false: a gateway for forward auth alone, or
+ * APP_API_ROUTES_FILE names the backends).
  * Requests that need one still get the contract's 500 (its message names what is missing).
  */
-export function missingSettings(config: Pick<GatewayConfig, 'kind' | 'mock' | 'baseURL' | 'apiProxy' | 'apiProxyTarget'>): string[] {
+export function missingSettings(config: Pick<GatewayConfig, 'kind' | 'mock' | 'baseURL' | 'apiProxy' | 'apiProxyTarget' | 'apiRoutesFile'>): string[] {
   return [
     ...(config.kind === 'iam' && !config.mock && !config.baseURL ? ['APP_AUTH_BASE_URL'] : []),
-    ...(config.apiProxy && !config.apiProxyTarget ? ['APP_API_PROXY_TARGET'] : []),
+    // With a routes file the default backend is optional: /api/** that no route matches gets the contract's 500.
+    ...(config.apiProxy && !config.apiProxyTarget && !config.apiRoutesFile ? ['APP_API_PROXY_TARGET'] : []),
   ]
 }
 

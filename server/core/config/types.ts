@@ -30,6 +30,8 @@ export interface GatewayConfig {
   apiProxy: boolean
   /** Backend address without a trailing '/'; '' when not configured. */
   apiProxyTarget: string
+  /** The routes file (APP_API_ROUTES_FILE), read at start by ops/routes-file.ts; '' for none. */
+  apiRoutesFile: string
   apiProxyTimeout: number
   /** /api request bodies: the idle limit (ms), the cap per client address (0: none). */
   apiUploads: { idleMs: number, perClient: number }
@@ -57,6 +59,33 @@ export interface GatewayConfig {
   keepTickShape: boolean
   /** GET /auth/verify passes the IAM token on (APP_VERIFY_PASS_TOKEN). */
   verifyPassToken: boolean
+}
+
+/** What a route sends as Authorization: the session's token, required (user), when there is one (optional), or never (none). */
+export type RouteTokenRule = 'user' | 'optional' | 'none'
+
+/**
+ * One route of the routes file (core/config/routes.ts): requests under `prefix` go to `target`. A field for tokens per
+ * audience (`resource`, `scope`) is planned: the file refuses it until it is supported.
+ */
+export interface ApiRoute {
+  /** Its name in the access line, the metrics and /readyz. */
+  name: string
+  /** `/api/<segment>...`, matched on whole segments of the router's path; the longest match wins. */
+  prefix: string
+  /** The backend's address (its base path kept): `<prefix>/<rest>` is sent as `<target>/<rest>`. */
+  target: string
+  token: RouteTokenRule
+  /** Permissions the session's user must all hold (403 before the backend otherwise). */
+  permissions: string[]
+  /** Permissions of which the user must hold one, when not empty. */
+  anyPermissions: string[]
+  /** The backend's silence limit (ms). */
+  timeoutMs: number
+  /** Whether WebSocket handshakes are tunnelled to the backend. */
+  websocket: boolean
+  /** Headers added to every request to the backend (lower-case names). */
+  headers: Record<string, string>
 }
 
 /** The fields of the mock user a team sets (APP_AUTH_MOCK_USER): AuthUser's, each optional. */
@@ -91,6 +120,7 @@ export interface RawGatewayConfig {
   session?: Record<string, unknown>
   apiProxy?: unknown
   apiProxyTarget?: unknown
+  apiRoutesFile?: unknown
   apiProxyTimeout?: unknown
   apiBodyIdleTimeout?: unknown
   apiUploadsPerClient?: unknown

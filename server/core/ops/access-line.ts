@@ -19,6 +19,8 @@ export interface AccessLine {
   requestId: string
   client: string
   group: string
+  /** The route of the routes file that served a proxied exchange ('default': APP_API_PROXY_TARGET); only with a routes file. */
+  route?: string
   /** The client left before the answer was complete. */
   aborted?: true
   /** A WebSocket tunnel (written when it closes), with the bytes the client sent through it. */
@@ -48,6 +50,6 @@ function num(value: number): number | null {
 export function accessLineMembers(line: AccessLine): string {
   return `,"type":"access","method":${jsonString(line.method)},"path":${jsonString(line.path)},"status":${num(line.status)}`
     + `,"ms":${num(line.ms)},"bytes":${num(line.bytes)},"requestId":${jsonString(line.requestId)},"client":${jsonString(line.client)}`
-    + `,"group":${jsonString(line.group)}${line.aborted ? ',"aborted":true' : ''}`
+    + `,"group":${jsonString(line.group)}${line.route === undefined ? '' : `,"route":${jsonString(line.route)}`}${line.aborted ? ',"aborted":true' : ''}`
     + `${line.tunnel ? `,"tunnel":true,"bytesIn":${num(line.bytesIn ?? 0)}` : ''}`
 }

@@ -1,14 +1,15 @@
 /** The backend path for a request under /api, from the raw request URL. Pure. */
 
 /**
- * The path to request on the backend: the target's base path + what follows '/api' in the raw URL, joined as strings.
- * null when the URL is not under /api, holds malformed escapes, or any segment (decoded up to three times, split on
- * '/' and '\\') is one a backend may read as another path (see isUnsafeSegment): a request can never climb above the
- * base path, nor reach a path the router did not see.
+ * The path to request on the backend: the target's base path + what follows `prefix` ('/api', or a route's prefix)
+ * in the raw URL, joined as strings. null when the raw URL does not start with the prefix as written (whole segments:
+ * another spelling of a route's prefix is refused, never guessed), holds malformed escapes, or any segment (decoded up
+ * to three times, split on '/' and '\\') is one a backend may read as another path (see isUnsafeSegment): a request
+ * can never climb above the base path, nor reach a path the router did not see.
  */
-export function backendPath(rawUrl: string, targetBasePath: string): string | null {
-  if (!rawUrl.startsWith('/api')) return null
-  const rest = rawUrl.slice(4)
+export function backendPath(rawUrl: string, targetBasePath: string, prefix = '/api'): string | null {
+  if (!rawUrl.startsWith(prefix)) return null
+  const rest = rawUrl.slice(prefix.length)
   if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') return null
   const queryAt = rest.indexOf('?')
   const path = queryAt === -1 ? rest : rest.slice(0, queryAt)
