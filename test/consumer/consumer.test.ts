@@ -129,13 +129,15 @@ const shown: AuthUser | null = user.value
 definePageMeta({ auth: false })
 const { user } = useAuth()
 const { error } = await useFetch('/api/orders')
+// The error's body as the backend sent it (its type is the route's: unknown to the app, typed here).
+const refusal = computed(() => (error.value?.data as { message?: string } | undefined)?.message)
 </script>
 
 <template>
   <main>
     <h1>Giới thiệu</h1>
     <p data-testid="who">{{ user?.name ?? 'Khách' }}</p>
-    <p data-testid="orders">{{ error?.statusCode ?? 200 }} {{ error?.data?.message }}</p>
+    <p data-testid="orders">{{ error?.statusCode ?? 200 }} {{ refusal }}</p>
   </main>
 </template>
 `,
