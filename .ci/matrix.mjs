@@ -58,7 +58,8 @@ for (const major of majors) {
     const steps = [
       ['build', [join(root, 'node_modules/nuxt/bin/nuxt.mjs'), 'build', 'playground'], {}],
       ['unit + integration', [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'unit', '--project', 'integration'], {}],
-      [`consumer, nuxt ${consumerNuxt}`, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'consumer'], { SVC_CONSUMER_NUXT: resolved ?? consumerRange }],
+      // On the newest line, the consumer test also builds the app's image as the Dockerfile says (npm test leaves it out).
+      [`consumer, nuxt ${consumerNuxt}`, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--project', 'consumer'], { SVC_CONSUMER_NUXT: resolved ?? consumerRange, ...(Number(major) === Math.max(...supportedMajors()) ? { SVC_CONSUMER_IMAGE: '1' } : {}) }],
     ].slice(major === suiteMajor ? 2 : 0)
     if (major === suiteMajor) note += '; build, unit, integration and consumer with the repository\'s Nuxt: npm test'
     ok = true

@@ -39,4 +39,10 @@ describe('supported versions', () => {
     expect(matrix).toContain('process.env.MATRIX_NODES ?? supportedMajors().join(\' \')')
     expect(matrix).toMatch(/\]\.slice\(major === suiteMajor \? 2 : 0\)/)
   })
+
+  it('.ci/matrix.mjs has the consumer test build the app\'s image (the Dockerfile\'s stage) on the newest line, which npm test leaves out', () => {
+    const matrix = read('.ci/matrix.mjs')
+    expect(matrix).toContain('Number(major) === Math.max(...supportedMajors()) ? { SVC_CONSUMER_IMAGE: \'1\' } : {}')
+    expect(read('test/consumer/consumer.test.ts')).toContain('const IMAGE = process.env.SVC_CONSUMER_IMAGE === \'1\'')
+  })
 })
