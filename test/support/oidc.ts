@@ -34,6 +34,17 @@ export interface OidcStack {
  * gateway instances with APP_AUTH_KIND=oidc on ports chosen first, so the provider knows their callback, post-logout
  * and back-channel addresses (the client `gateway`, secret `gateway-secret`; back-channel logout goes to the first).
  */
+/** Resolves once the gateway's /readyz says its provider's discovery document is read (30 s at most). */
+async function providerKnown(gateway: RunningGateway): Promise<void> {
+  const until = Date.now() + 30_000
+  for (;;) {
+    const checks = await fetch(`${gateway.url}/readyz`).then(answer => answer.json() as Promise<{ checks?: { oidc?: string } }>, () => undefined)
+    if (checks?.checks?.oidc === 'up') return
+    if (Date.now() > until) throw new Error(`${gateway.url}: the provider's discovery is not read after 30 s (/readyz: ${JSON.stringify(checks)})`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
 export function useOidcStack(options: OidcStackOptions = {}): OidcStack {
   const stack = {} as OidcStack
   beforeAll(async () => {
@@ -51,6 +62,9 @@ export function useOidcStack(options: OidcStackOptions = {}): OidcStack {
       ? await startSampleBackend({ oidcUserInfoUrl: (await (await fetch(`${stack.provider.url}/.well-known/openid-configuration`)).json()).userinfo_endpoint, pushEveryMs: 60_000 })
       : await startEchoBackend()
     stack.gateways = await Promise.all(ports.map(port => startGateway(oidcEnv(stack, options.env), SERVER_ENTRY, port)))
+    // Each has read the provider's discovery document (/readyz: checks.oidc 'up'), as a load balancer waits for it: a
+    // login before that is 'ssoUnavailable', and on a loaded machine the first discovery can take a retry.
+    await Promise.all(stack.gateways.map(gateway => providerKnown(gateway)))
   }, 60_000)
   afterAll(async () => {
     await Promise.all((stack.gateways ?? []).map(gateway => gateway.stop()))
