@@ -15,8 +15,8 @@ COPY package.json package-lock.json *.tgz ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 ARG SOURCE_DIR=.
-# The output goes to /output (../output from /src), where the run stage takes it.
-RUN npx nuxt build "$SOURCE_DIR" && cp -r "$SOURCE_DIR/.output" ../output
+# The output goes to /src/.image-output, whatever SOURCE_DIR is, where the run stage takes it.
+RUN npx nuxt build "$SOURCE_DIR" && cp -r "$SOURCE_DIR/.output" .image-output
 
 # --- run: only the built output (it carries its own node_modules), as the unprivileged 'node' user -----------------
 FROM node:24-bookworm-slim
@@ -24,7 +24,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
 WORKDIR /app
-COPY --from=build --chown=node:node /output ./.output
+COPY --from=build --chown=node:node /src/.image-output ./.output
 # The revocation journal's folder (APP_REVOCATION_JOURNAL): a volume is mounted here; the node user owns it.
 RUN mkdir -p /var/lib/svc-gateway && chown node:node /var/lib/svc-gateway
 USER node

@@ -38,7 +38,7 @@ describe('Dockerfile', () => {
     expect(newest).toBeGreaterThanOrEqual(24)
     for (const stage of stages) expect(stage).toMatch(new RegExp(`^node:${newest}-`))
     const run = stages[1]!
-    expect(run).toMatch(/^COPY --from=build --chown=node:node \/output \.\/\.output$/m)
+    expect(run).toMatch(/^COPY --from=build --chown=node:node \/src\/\.image-output \.\/\.output$/m)
     expect(run).not.toMatch(/npm (ci|install)|COPY \. /)
     expect(run).toMatch(/^USER node$/m)
     expect(run).toMatch(/^CMD \["node", "\.output\/server\/index\.mjs"\]$/m)
