@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { SCREENSHOTS, useBrowserStack } from '../support/browser'
+import { saveScreenshot, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 
@@ -32,6 +32,6 @@ describe('the orders page is live (a WebSocket through the gateway\'s /api tunne
     expect(created.status).toBe(201)
     await expect.poll(events).toContain(`Đơn mới: #${created.order.id} Khách Trực Tiếp`)
     await expect.poll(() => page.getByTestId('orders-table').textContent()).toContain('Khách Trực Tiếp')
-    await page.screenshot({ path: `${SCREENSHOTS}orders-live.png`, fullPage: true })
+    await saveScreenshot(page, 'orders-live', { fullPage: true })
   })
 })

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { AUTHENTICATOR_OTP, MESSENGER_OTP, USERS } from '../../dev/iam.mjs'
-import { SCREENSHOTS, useBrowserStack, waitForHydration } from '../support/browser'
+import { saveScreenshot, useBrowserStack, waitForHydration } from '../support/browser'
 
 const stack = useBrowserStack()
 let page: Page
@@ -37,7 +37,7 @@ describe('the login flow of the contract', () => {
     await page.goto(url('/orders?q=c'))
     expect(isLoginWith('/orders?q=c')(new URL(page.url()))).toBe(true)
     await page.locator('button[type=submit]:not([disabled])').waitFor()
-    await page.screenshot({ path: `${SCREENSHOTS}login.png` })
+    await saveScreenshot(page, 'login')
     // The app's name and logo from its app config (svcAuth.productName, svcAuth.logoUrl).
     expect(await page.getByTestId('login-product').textContent()).toBe('Quản lý đơn hàng')
     const logo = page.getByTestId('login-logo')
@@ -48,7 +48,7 @@ describe('the login flow of the contract', () => {
     await page.waitForURL(url('/orders?q=c'))
     await expect.poll(() => page.getByTestId('orders-table').textContent()).toContain('Công ty TNHH Minh Phát')
     await expect.poll(() => page.getByTestId('user-name').textContent()).toBe(USERS.sale.fullName)
-    await page.screenshot({ path: `${SCREENSHOTS}orders.png` })
+    await saveScreenshot(page, 'orders')
 
     // A full reload keeps the session, and the first HTML already knows the user (no flash of the login page).
     const response = await page.reload()
@@ -171,7 +171,7 @@ describe('gating', () => {
     const response = await page.goto(url('/admin'))
     expect(response!.status()).toBe(403)
     await expect.poll(() => page.locator('main').textContent()).toContain('Bạn không có quyền truy cập trang này.')
-    await page.screenshot({ path: `${SCREENSHOTS}forbidden.png` })
+    await saveScreenshot(page, 'forbidden')
 
     // The menu shows only what the user may open: no 'Quản trị' link for her. A client navigation there (the app's
     // router, as a link elsewhere would do) still meets the 403.

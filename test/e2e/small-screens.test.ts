@@ -1,6 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { axeViolations, SCREENSHOTS, useBrowserStack } from '../support/browser'
+import { axeViolations, saveScreenshot, useBrowserStack } from '../support/browser'
 import type { RunningGateway } from '../support/gateway'
 
 const stack = useBrowserStack()
@@ -53,7 +53,7 @@ describe.each([[360, 'light'], [360, 'dark'], [1280, 'light'], [1280, 'dark']] a
     const page = await pageOf(base, width, scheme, locale, signedIn)
     expect((await page.goto(base + path))?.status()).toBe(path === '/orders/1' ? 500 : path === '/admin' ? 403 : path === '/no-such-page' ? 404 : 200)
     await page.waitForLoadState('networkidle')
-    await page.screenshot({ path: `${SCREENSHOTS}${path.replaceAll('/', '_')}-${locale}-${width}-${scheme}.png`, fullPage: true })
+    await saveScreenshot(page, `${path.replaceAll('/', '_')}-${locale}-${width}-${scheme}`, { fullPage: true })
     expect(await layoutProblems(page)).toEqual([])
     expect(await contrastViolations(page)).toEqual([])
   })
@@ -66,7 +66,7 @@ describe.each([[360, 'light'], [360, 'dark'], [1280, 'light'], [1280, 'dark']] a
       await page.getByLabel(useOtp).check()
       await page.getByLabel(messenger).check()
       await page.locator('#login-otp-code').waitFor()
-      await page.screenshot({ path: `${SCREENSHOTS}_auth_login-otp-${locale}-${width}-${scheme}.png`, fullPage: true })
+      await saveScreenshot(page, `_auth_login-otp-${locale}-${width}-${scheme}`, { fullPage: true })
       expect(await layoutProblems(page)).toEqual([])
       expect(await contrastViolations(page)).toEqual([])
     })

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { USERS } from '../../dev/iam.mjs'
-import { logInThroughPage, SCREENSHOTS, useBrowserStack } from '../support/browser'
+import { logInThroughPage, saveScreenshot, useBrowserStack } from '../support/browser'
 
 const stack = useBrowserStack()
 
@@ -77,7 +77,7 @@ describe('a session about to end', () => {
     await banner.waitFor({ timeout: 2_000 })
     expect(await banner.textContent()).toContain('Phiên đăng nhập sẽ hết hạn')
     expect(await banner.getByRole('link', { name: 'Đăng nhập lại' }).getAttribute('href')).toBe('/auth/logout?redirect=%2Fauth%2Flogin%3Fredirect%3D%252F')
-    await page.screenshot({ path: `${SCREENSHOTS}session-expiry.png` })
+    await saveScreenshot(page, 'session-expiry')
     await page.waitForURL(isLoginWith('/'), { timeout: 5_000 })
   })
 })
