@@ -1,5 +1,5 @@
 import { hasAllPermissions, hasAnyPermission } from '../../shared/permissions'
-import type { ApiRoute, GatewayConfig, RouteTokenRule } from '../core/config/types'
+import type { ApiRoute, GatewayConfig, RouteAudience, RouteTokenRule } from '../core/config/types'
 import { routerPath } from '../core/http/route-match'
 import { createRouteChooser } from '../core/proxy/route-choice'
 import type { SessionPayload } from '../core/session/seal'
@@ -25,6 +25,8 @@ export interface BackendRoute {
   protocol: string
   basePath: string
   token: RouteTokenRule
+  /** The audience of its own token (OpenID only), sent instead of the session's main token; undefined: the main one. */
+  audience: RouteAudience | undefined
   /** The session is checked before the backend: token `user`, or permissions to hold. */
   guarded: boolean
   permissions: readonly string[]
@@ -64,6 +66,7 @@ function backendRoute(route: ApiRoute, labelled: boolean, pool: () => BackendPoo
     protocol: url.protocol,
     basePath: url.pathname,
     token: route.token,
+    audience: route.audience,
     guarded: route.token === 'user' || route.permissions.length > 0 || route.anyPermissions.length > 0,
     permissions: route.permissions,
     anyPermissions: route.anyPermissions,

@@ -244,7 +244,7 @@ describe('routes file: observed per route', () => {
 
 describe('routes file: checked at start', () => {
   it.each([
-    ['resource.yaml', 'routes:\n  - name: billing\n    prefix: /api/billing\n    target: http://127.0.0.1:9\n    resource: https://billing.example\n', /APP_API_ROUTES_FILE: tuyến #1 \('billing'\), trường resource: chưa được hỗ trợ/],
+    ['resource.yaml', 'routes:\n  - name: billing\n    prefix: /api/billing\n    target: http://127.0.0.1:9\n    resource: https://billing.example\n', /APP_API_ROUTES_FILE: tuyến #1 \('billing'\), trường resource: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider \(APP_AUTH_KIND=oidc\)/],
     ['typo.json', '{"routes":[{"name":"orders","prefix":"/api/orders","target":"http://127.0.0.1:9","permission":["/a"]}]}', /APP_API_ROUTES_FILE: tuyến #1 \('orders'\), trường permission: không có trường này/],
     ['broken.yaml', 'routes:\n  - name: [\n', /APP_API_ROUTES_FILE: tệp .*broken\.yaml không phải YAML hợp lệ: /],
     ['missing.yaml', null, /APP_API_ROUTES_FILE: không đọc được tệp .*missing\.yaml \(ENOENT\)\./],

@@ -1,0 +1,145 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { decodeJwt } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startEchoBackend } from '../support/echo-backend'
+import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
+
+type Echo = Awaited<ReturnType<typeof startEchoBackend>>
+
+// Two gateway instances sharing a real redis-server, the development provider with resource indicators (orders and
+// billing: JWT access tokens whose `aud` is the resource), 6-second access tokens and rotating refresh tokens (a
+// refresh token used twice revokes the whole grant there). Orders and billing each have a route with its own audience;
+// /api/** else goes to the stack's echo backend with the session's main token.
+const backends = {} as { orders: Echo, billing: Echo }
+const env: Record<string, string> = {}
+beforeAll(async () => {
+  const [orders, billing] = await Promise.all([startEchoBackend(), startEchoBackend()])
+  Object.assign(backends, { orders, billing })
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-audiences-')), 'routes.yaml')
+  writeFileSync(file, `
+routes:
+  - name: orders
+    prefix: /api/orders
+    target: ${orders.url}/o
+    resource: http://orders.test
+  - name: billing
+    prefix: /api/billing
+    target: ${billing.url}/b
+    resource: http://billing.test
+`)
+  env.APP_API_ROUTES_FILE = file
+})
+// Registered before the stack's: closed after its gateways have stopped.
+afterAll(async () => {
+  await Promise.all([backends.orders?.close(), backends.billing?.close()])
+})
+const stack = useOidcStack({ instances: 2, provider: { accessTokenTtl: 6 }, env })
+
+const gateways = () => [stack.gateways[0]!.url, stack.gateways[1]!.url] as const
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+async function signedIn(username: string): Promise<CookieAgent> {
+  const agent = cookieAgent()
+  const [a] = gateways()
+  const { url } = await logInWithProvider(agent, a, stack.provider.url, { username, password: `${username}123` })
+  expect(url.href).toBe(`${a}/`)
+  return agent
+}
+
+/** The Authorization a backend received for one request through a gateway (the echo backends answer what they got). */
+async function bearerThrough(agent: CookieAgent, gateway: string, path: string): Promise<string> {
+  const answer = await agent.go(`${gateway}${path}`)
+  expect(answer.status).toBe(200)
+  const authorization = (await answer.json()).headers.authorization as string | undefined
+  expect(authorization).toMatch(/^Bearer /)
+  return authorization!.slice(7)
+}
+
+const counters = () => ({ ...stack.provider.counters })
+
+describe('tokens per audience (routes with resource) with the development OpenID Provider', () => {
+  it('each route\'s backend receives a token for its own audience; the default route the session\'s main token', async () => {
+    const agent = await signedIn('admin')
+    const [a, b] = gateways()
+    const orders = decodeJwt(await bearerThrough(agent, a, '/api/orders/list'))
+    const billing = decodeJwt(await bearerThrough(agent, b, '/api/billing/invoices'))
+    expect(orders).toMatchObject({ aud: 'http://orders.test', sub: 'u-admin', iss: stack.provider.url })
+    expect(billing).toMatchObject({ aud: 'http://billing.test', sub: 'u-admin', iss: stack.provider.url })
+    expect(backends.orders.received.at(-1)!.url).toBe('/o/list')
+    expect(backends.billing.received.at(-1)!.url).toBe('/b/invoices')
+    // The main token stays the provider's opaque one, for its userinfo (no JWT, no audience).
+    const main = await bearerThrough(agent, a, '/api/who')
+    expect(() => decodeJwt(main)).toThrow()
+    // Kept: the same tokens on both instances, no other request to the provider.
+    const before = counters()
+    expect(decodeJwt(await bearerThrough(agent, a, '/api/billing/again')).jti).toBe(billing.jti)
+    expect(decodeJwt(await bearerThrough(agent, b, '/api/orders/again')).jti).toBe(orders.jti)
+    expect(counters().refresh_token).toBe(before.refresh_token)
+  })
+
+  it('20 parallel first requests to billing, 10 on each instance, make one token request at the provider', async () => {
+    const agent = await signedIn('sale')
+    const [a, b] = gateways()
+    const before = counters()
+    const bearers = await Promise.all(Array.from({ length: 20 }, (_, index) => bearerThrough(agent, index % 2 ? b : a, `/api/billing/first-${index}`)))
+    expect(counters().refresh_token - before.refresh_token).toBe(1)
+    expect(counters().grant_error - before.grant_error).toBe(0)
+    expect(new Set(bearers).size).toBe(1)
+    expect(decodeJwt(bearers[0]!)).toMatchObject({ aud: 'http://billing.test', sub: 'u-sale' })
+  })
+
+  it('renewals of the main token and of both audiences at once, on both instances: one refresh each, no refresh token used twice, still logged in', async () => {
+    const agent = await signedIn('ops')
+    const [a, b] = gateways()
+    const paths = ['/api/who', '/api/orders/x', '/api/billing/x']
+    await Promise.all(paths.map(path => bearerThrough(agent, a, path)))
+    // Past each token's renewal margin (a quarter of its 6 s), before its expiry.
+    await sleep(4_800)
+    const before = counters()
+    const bearers = await Promise.all(Array.from({ length: 18 }, (_, index) => bearerThrough(agent, index % 2 ? b : a, paths[index % 3]!)))
+    expect(counters().refresh_token - before.refresh_token).toBe(3)
+    expect(counters().refresh_token_reuse - before.refresh_token_reuse).toBe(0)
+    expect(counters().grant_error - before.grant_error).toBe(0)
+    for (const [index] of paths.entries()) expect(new Set(bearers.filter((_, at) => at % 3 === index)).size).toBe(1)
+    // The refresh token the session keeps is the newest: the next renewals work too, and the session lives on both.
+    await sleep(4_800)
+    const again = await Promise.all(paths.flatMap(path => [bearerThrough(agent, a, path), bearerThrough(agent, b, path)]))
+    expect(decodeJwt(again[2]!).aud).toBe('http://orders.test')
+    expect(decodeJwt(again[5]!).aud).toBe('http://billing.test')
+    expect(counters().refresh_token_reuse - before.refresh_token_reuse).toBe(0)
+    expect(counters().grant_error - before.grant_error).toBe(0)
+    for (const gateway of [a, b]) expect((await (await agent.go(`${gateway}/auth/session`)).json()).user?.id).toBe('u-ops')
+  })
+
+  it('a provider that refuses an audience\'s token is 502 for that route only: the other routes and the session work on', async () => {
+    const agent = await signedIn('viewer')
+    const [a, b] = gateways()
+    await bearerThrough(agent, a, '/api/orders/first')
+    const received = backends.billing.received.length
+    stack.provider.refuseTokenRequests(400, { error: 'invalid_target', error_description: 'resource indicator is missing, or unknown' }, 1)
+    const refused = await agent.go(`${b}/api/billing/invoices`)
+    expect(refused.status).toBe(502)
+    expect(refused.headers.get('content-type')).toMatch(/^application\/json/)
+    const refusal = 'Nhà cung cấp định danh (OpenID Provider) không cấp token cho dịch vụ này.'
+    expect(await refused.json()).toEqual({ statusCode: 502, statusMessage: refusal, message: refusal })
+    expect(backends.billing.received.length).toBe(received)
+    expect(decodeJwt(await bearerThrough(agent, b, '/api/orders/still')).aud).toBe('http://orders.test')
+    await bearerThrough(agent, b, '/api/who')
+    expect((await (await agent.go(`${b}/auth/session`)).json()).user?.id).toBe('u-viewer')
+    // The provider serves billing again: the next request gets its token (the refusal kept no refresh token from use).
+    expect(decodeJwt(await bearerThrough(agent, a, '/api/billing/invoices')).aud).toBe('http://billing.test')
+  })
+
+  it('without a session, an audience route answers 401 before its backend and asks the provider nothing', async () => {
+    const [a] = gateways()
+    const before = { received: backends.billing.received.length, refreshes: counters().refresh_token }
+    const answer = await fetch(`${a}/api/billing/invoices`)
+    expect(answer.status).toBe(401)
+    const noSession = 'Chưa đăng nhập hoặc phiên đăng nhập đã hết hạn.'
+    expect(await answer.json()).toEqual({ statusCode: 401, statusMessage: noSession, message: noSession })
+    expect(backends.billing.received.length).toBe(before.received)
+    expect(counters().refresh_token).toBe(before.refreshes)
+  })
+})
