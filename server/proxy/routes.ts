@@ -5,6 +5,7 @@ import { createRouteChooser } from '../core/proxy/route-choice'
 import type { SessionPayload } from '../core/session/seal'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
+import { watchRoutePools, type RoutePoolState } from '../ops/route-metrics'
 import { liveSessionUser } from '../session/token'
 import { createBackendPool, useBackendPool, type BackendPool } from './backend-pool'
 
@@ -111,8 +112,21 @@ function routeTable(): RouteTable {
   const named = routes.map(namedRoute)
   const kept = new Set(routes.map(route => `${route.name} ${route.target}`))
   for (const key of namedPools.keys()) if (!kept.has(key)) namedPools.delete(key)
+  if (!table) watchRoutePools(routePoolStates)
   table = { source: routes, choose: createRouteChooser(named), named, fallback }
   return table
+}
+
+/**
+ * Each named route's pool now, for the per-route gauges: zeros and the configured size before its first request
+ * (APP_API_PROXY_TARGET's pool has the gauges without a route label).
+ */
+function routePoolStates(): RoutePoolState[] {
+  const size = useGatewayConfig().config.apiPool.connections
+  return routeTable().named.map((route) => {
+    const turnstile = route.madePool()?.turnstile
+    return { route: route.name, busy: turnstile?.busy ?? 0, waiting: turnstile?.waiting ?? 0, size: turnstile?.size ?? size }
+  })
 }
 
 /**

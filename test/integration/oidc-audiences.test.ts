@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { WebSocket } from 'ws'
 import { startEchoBackend } from '../support/echo-backend'
 import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
+import { startWsBackend } from '../support/ws-backend'
 
 type Echo = Awaited<ReturnType<typeof startEchoBackend>>
 
@@ -12,11 +14,11 @@ type Echo = Awaited<ReturnType<typeof startEchoBackend>>
 // billing: JWT access tokens whose `aud` is the resource), 6-second access tokens and rotating refresh tokens (a
 // refresh token used twice revokes the whole grant there). Orders and billing each have a route with its own audience;
 // /api/** else goes to the stack's echo backend with the session's main token.
-const backends = {} as { orders: Echo, billing: Echo }
+const backends = {} as { orders: Echo, billing: Echo, live: Awaited<ReturnType<typeof startWsBackend>> }
 const env: Record<string, string> = {}
 beforeAll(async () => {
-  const [orders, billing] = await Promise.all([startEchoBackend(), startEchoBackend()])
-  Object.assign(backends, { orders, billing })
+  const [orders, billing, live] = await Promise.all([startEchoBackend(), startEchoBackend(), startWsBackend()])
+  Object.assign(backends, { orders, billing, live })
   const file = join(mkdtempSync(join(tmpdir(), 'svc-audiences-')), 'routes.yaml')
   writeFileSync(file, `
 routes:
@@ -28,12 +30,16 @@ routes:
     prefix: /api/billing
     target: ${billing.url}/b
     resource: http://billing.test
+  - name: live
+    prefix: /api/live
+    target: ${live.url}
+    resource: http://orders.test
 `)
   env.APP_API_ROUTES_FILE = file
 })
 // Registered before the stack's: closed after its gateways have stopped.
 afterAll(async () => {
-  await Promise.all([backends.orders?.close(), backends.billing?.close()])
+  await Promise.all([backends.orders?.close(), backends.billing?.close(), backends.live?.close()])
 })
 const stack = useOidcStack({ instances: 2, provider: { accessTokenTtl: 6 }, env })
 
@@ -141,5 +147,20 @@ describe('tokens per audience (routes with resource) with the development OpenID
     expect(await answer.json()).toEqual({ statusCode: 401, statusMessage: noSession, message: noSession })
     expect(backends.billing.received.length).toBe(before.received)
     expect(counters().refresh_token).toBe(before.refreshes)
+  })
+
+  it('a WebSocket handshake through an audience route carries that audience\'s token', async () => {
+    const agent = await signedIn('admin')
+    const [a] = gateways()
+    const before = backends.live.handshakes.length
+    const ws = new WebSocket(`${a.replace(/^http/, 'ws')}/api/live/echo`, { headers: { cookie: `svc_session=${agent.jar.get('svc_session')}`, origin: a } })
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve)
+      ws.once('error', reject)
+      ws.once('unexpected-response', (_request, response) => reject(new Error(`handshake answered ${response.statusCode}`)))
+    })
+    ws.close()
+    const [handshake] = backends.live.handshakes.slice(before)
+    expect(decodeJwt(String(handshake!.headers.authorization).replace(/^Bearer /, ''))).toMatchObject({ aud: 'http://orders.test', sub: 'u-admin' })
   })
 })
