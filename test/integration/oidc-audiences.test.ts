@@ -34,6 +34,14 @@ routes:
     prefix: /api/live
     target: ${live.url}
     resource: http://orders.test
+  - name: narrow
+    prefix: /api/narrow
+    target: ${orders.url}/n
+    scope: openid
+  - name: reports
+    prefix: /api/reports
+    target: ${orders.url}/r
+    scope: reports:read
 `)
   env.APP_API_ROUTES_FILE = file
 })
@@ -162,5 +170,25 @@ describe('tokens per audience (routes with resource) with the development OpenID
     ws.close()
     const [handshake] = backends.live.handshakes.slice(before)
     expect(decodeJwt(String(handshake!.headers.authorization).replace(/^Bearer /, ''))).toMatchObject({ aud: 'http://orders.test', sub: 'u-admin' })
+  })
+
+  it('a route with scope alone gets a token of those scopes; a scope the provider refuses (invalid_scope) is 502 for that route only', async () => {
+    const agent = await signedIn('sale')
+    const [a, b] = gateways()
+    const main = await bearerThrough(agent, a, '/api/who')
+    const narrow = await bearerThrough(agent, b, '/api/narrow/x')
+    expect(narrow).not.toBe(main)
+    const issued = (token: string) => stack.provider.provider.AccessToken.find(token) as Promise<{ scope?: string, accountId?: string } | undefined>
+    expect(await issued(narrow)).toMatchObject({ scope: 'openid', accountId: 'u-sale' })
+    expect((await issued(main))?.scope).toBe('openid profile email')
+    const before = counters()
+    const refused = await agent.go(`${a}/api/reports/daily`)
+    expect(refused.status).toBe(502)
+    expect((await refused.json()).statusMessage).toBe('Nhà cung cấp định danh (OpenID Provider) không cấp token cho dịch vụ này.')
+    expect(stack.provider.events.filter(event => event.type === 'grant.error').at(-1)).toMatchObject({ error: 'invalid_scope' })
+    // The refusal came before the provider rotated anything: the session and its other routes work on.
+    expect(await bearerThrough(agent, b, '/api/narrow/y')).toBe(narrow)
+    expect(decodeJwt(await bearerThrough(agent, a, '/api/billing/y')).aud).toBe('http://billing.test')
+    expect(counters().refresh_token_reuse - before.refresh_token_reuse).toBe(0)
   })
 })
