@@ -2,8 +2,9 @@
 /**
  * Development OpenID Provider: panva's oidc-provider (certified) on loopback over plain http, with the accounts of
  * dev/iam.mjs, a login page of its own (real passwords, consent skipped), short-lived access tokens, rotating refresh
- * tokens, RP-initiated logout without a confirmation click, back-channel logout, and resource indicators (RFC 8707:
- * JWT access tokens for the resource servers of RESOURCE_SERVERS, `aud` the resource). Used by the OIDC tests and demo.
+ * tokens, RP-initiated logout without a confirmation click, back-channel logout, resource indicators (RFC 8707: JWT
+ * access tokens for the resource servers of RESOURCE_SERVERS, `aud` the resource) and token exchange (RFC 8693) for
+ * them. Used by the OIDC tests and demo.
  * `node dev/oidc-provider.mjs` runs it alone (PORT, default 4030). Notes on the provider and on openid-client:
  * docs/oidc-notes.md.
  */
@@ -50,6 +51,10 @@ export const RESOURCE_SERVERS = {
   'http://billing.test': 'billing:read',
 }
 
+/** RFC 8693's grant type, and the type of the token a client exchanges (an access token of this provider). */
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
+
 /**
  * Client metadata for a gateway at `origin`: redirect `/auth/callback`, post-logout `/` (and `/auth/login`),
  * back-channel logout at `/auth/backchannel-logout` with `sid` required. No secret: a public client (PKCE only).
@@ -59,7 +64,7 @@ export function gatewayClient({ origin, clientId = 'gateway', clientSecret, ...m
   return {
     client_id: clientId,
     ...(clientSecret ? { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_basic' } : { token_endpoint_auth_method: 'none' }),
-    grant_types: ['authorization_code', 'refresh_token'],
+    grant_types: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE],
     response_types: ['code'],
     redirect_uris: [`${origin}/auth/callback`],
     post_logout_redirect_uris: [`${origin}/`, `${origin}/auth/login`],
@@ -215,7 +220,7 @@ export async function startDevOidcProvider(options = {}) {
   let keys = [signingKey()]
   /** @type {ProviderEvent[]} */
   const events = []
-  const counters = { authorization_code: 0, refresh_token: 0, grant_error: 0, refresh_token_reuse: 0, end_session: 0, backchannel_success: 0, backchannel_error: 0, logins: 0, login_failures: 0, revocation: 0 }
+  const counters = { authorization_code: 0, refresh_token: 0, token_exchange: 0, grant_error: 0, refresh_token_reuse: 0, end_session: 0, backchannel_success: 0, backchannel_error: 0, logins: 0, login_failures: 0, revocation: 0 }
   const record = (event) => {
     events.push({ at: Date.now(), ...event })
     if (events.length > 1000) events.shift()
@@ -328,7 +333,7 @@ export async function startDevOidcProvider(options = {}) {
   function build() {
     const provider = new Provider(issuer, configuration())
     provider.on('grant.success', (ctx) => {
-      const type = ctx.oidc.params.grant_type
+      const type = ctx.oidc.params.grant_type === TOKEN_EXCHANGE ? 'token_exchange' : ctx.oidc.params.grant_type
       if (type in counters) counters[type]++
       record({ type: `grant.${type}`, clientId: ctx.oidc.client?.clientId, sub: ctx.oidc.account?.accountId })
     })
@@ -352,6 +357,7 @@ export async function startDevOidcProvider(options = {}) {
       log(`back-channel logout to ${client.backchannelLogoutUri} failed: ${error.message}`)
     })
     provider.on('server_error', (_ctx, error) => log('server error', error))
+    provider.registerGrantType(TOKEN_EXCHANGE, exchangeToken(provider), ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope'])
     // A pre- and post-middleware (the provider's documented extension point) for refusal tests: a token request
     // answered by refuseTokenRequests never reaches the provider (its codes and refresh tokens stay unused); the next
     // successful token response goes through the function given to tamperNextTokenResponse.
@@ -372,6 +378,27 @@ export async function startDevOidcProvider(options = {}) {
       }
     })
     return { provider, callback: provider.callback() }
+  }
+  /**
+   * RFC 8693 token exchange (oidc-provider has none of its own; registered as an extension grant): an access token
+   * this provider issued to the same client, still valid, for a JWT access token of one of RESOURCE_SERVERS
+   * (`resource`), of the same account and grant. Anything else is refused as the RFC says (invalid_request,
+   * invalid_grant, invalid_target).
+   */
+  function exchangeToken(provider) {
+    return async (ctx) => {
+      const { client, params } = ctx.oidc
+      if (params.subject_token_type !== ACCESS_TOKEN_TYPE) throw new errors.InvalidRequest('subject_token_type must be an access token')
+      const subject = typeof params.subject_token === 'string' ? await provider.AccessToken.find(params.subject_token) : undefined
+      if (!subject || subject.clientId !== client.clientId) throw new errors.InvalidGrant('subject token invalid or expired')
+      const resource = params.resource
+      if (typeof resource !== 'string' || resourceServers[resource] === undefined) throw new errors.InvalidTarget()
+      const token = new provider.AccessToken({ accountId: subject.accountId, client, grantId: subject.grantId, gty: 'token_exchange', sessionUid: subject.sessionUid, sid: subject.sid })
+      token.resourceServer = new provider.ResourceServer(resource, { scope: resourceServers[resource], audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtl ?? 30, jwt: { sign: { alg: 'RS256' } } })
+      const value = await token.save()
+      ctx.oidc.entity('AccessToken', token)
+      ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: token.expiration }
+    }
   }
   let current = build()
 

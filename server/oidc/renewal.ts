@@ -19,6 +19,9 @@ import { useTokenStore } from './token-store'
  *   renewal and an audience's are never under way together, and each writes the record back whole (the others'
  *   tokens kept) with the newest refresh token, under the lock. An instance that finds the lock taken waits for the
  *   other's result in the store; when that renewed another token of the session, it takes the lock in turn.
+ * - A route's audience may instead be obtained by token exchange (RFC 8693, `exchange: true`): the session's main access
+ *   token for one of that audience, under the same lock (the main token renewed first when due); the refresh token
+ *   is then not used for it.
  * - A refresh the provider refuses with `invalid_grant` (the grant was revoked, the user logged out there) ends the
  *   session on every instance. Any other refusal, or a provider that does not answer, keeps the current token while
  *   it lives, then is 502: for an audience the provider refuses (invalid_target, invalid_scope, ...), on that route only.
@@ -27,6 +30,8 @@ import { useTokenStore } from './token-store'
 /** How long a refresh may hold the lock (its provider call's timeout and a margin), and another instance waits. */
 const lockMs = () => useGatewayConfig().config.iamTimeoutSeconds * 1000 + 5_000
 const WAIT_STEP_MS = 50
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
 /** The token store did not answer (Redis down) and this process has no usable token: 503, the session kept. */
 const storeDown = () => new GatewayError(503, MESSAGES.tokenStoreUnavailable)
@@ -54,7 +59,7 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
     remember(known)
     const current = tokenFor(known, key)
     if (current && fresh(current)) return current.accessToken
-    if (!known.refreshToken) {
+    if (!known.refreshToken && !audience?.exchange) {
       if (alive(current)) return current.accessToken
       if (audience) throw new GatewayError(502, MESSAGES.audienceTokenRefused)
       return undefined
@@ -82,7 +87,7 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
         remember(latest)
         return token.accessToken
       }
-      return await refresh(session, latest, audience)
+      return await (audience?.exchange ? exchange(session, latest, audience) : refresh(session, latest, audience))
     }
     finally {
       await release()
@@ -120,12 +125,18 @@ async function waitForOther(sid: string, generation: number, deadline: number): 
   return undefined
 }
 
-/** One refresh token grant (with the audience's `resource` and `scope`), its result written back under the lock. */
-async function refresh(session: SessionPayload, record: TokenRecord, audience: RouteAudience | undefined): Promise<string | undefined> {
-  const now = Date.now()
+/** The audience's `resource` and `scope` as token request parameters. */
+function audienceParameters(audience: RouteAudience | undefined): Record<string, string> {
   const parameters: Record<string, string> = {}
   if (audience?.resource) parameters.resource = audience.resource
   if (audience?.scope) parameters.scope = audience.scope
+  return parameters
+}
+
+/** One refresh token grant (with the audience's `resource` and `scope`), its result written back under the lock. */
+async function refresh(session: SessionPayload, record: TokenRecord, audience: RouteAudience | undefined): Promise<string | undefined> {
+  const now = Date.now()
+  const parameters = audienceParameters(audience)
   let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>
   try {
     tokens = await client.refreshTokenGrant(refreshingClient(), record.refreshToken!, parameters)
@@ -142,6 +153,36 @@ async function refresh(session: SessionPayload, record: TokenRecord, audience: R
     useLogger().warn({ error: (error as Error).message, ...(audience ? { resource: audience.resource, scope: audience.scope } : {}) }, 'không làm mới được access token tại OpenID Provider.')
     return aliveOr(tokenFor(record, audience?.key), new GatewayError(502, audience && refusal ? MESSAGES.audienceTokenRefused : MESSAGES.iamUnreachable))
   }
+  return keep(session, record, audience, tokens, now)
+}
+
+/**
+ * An audience's token by token exchange (RFC 8693): the session's main access token (renewed first when due, under the
+ * same lock) for one of the audience. The provider's refusal (any error answer, `invalid_grant` included: it is the
+ * subject token's, not the grant's) is 502 for the route, the session kept.
+ */
+async function exchange(session: SessionPayload, record: TokenRecord, audience: RouteAudience): Promise<string | undefined> {
+  let latest = record
+  if (!fresh(latest) && latest.refreshToken) {
+    if (await refresh(session, latest, undefined) === undefined) return undefined
+    latest = cachedTokens(session.sid) ?? latest
+  }
+  if (!alive(latest)) return undefined
+  const now = Date.now()
+  let tokens: Awaited<ReturnType<typeof client.genericGrantRequest>>
+  try {
+    tokens = await client.genericGrantRequest(refreshingClient(), TOKEN_EXCHANGE, { subject_token: latest.accessToken, subject_token_type: ACCESS_TOKEN_TYPE, ...audienceParameters(audience) })
+  }
+  catch (error) {
+    useLogger().warn({ error: (error as Error).message, resource: audience.resource, scope: audience.scope }, 'OpenID Provider không đổi được token cho audience (token exchange).')
+    const refused = error instanceof client.ResponseBodyError
+    return aliveOr(tokenFor(latest, audience.key), new GatewayError(502, refused ? MESSAGES.audienceTokenRefused : MESSAGES.iamUnreachable))
+  }
+  return keep(session, latest, audience, tokens, now)
+}
+
+/** Writes a token answer back into the session's record (under the lock), the others' tokens kept; its access token. */
+async function keep(session: SessionPayload, record: TokenRecord, audience: RouteAudience | undefined, tokens: client.TokenEndpointResponse, now: number): Promise<string> {
   const token: KeptToken = { accessToken: tokens.access_token, expiresAt: expiryOf(tokens, now, sessionEndsAt(session)), obtainedAt: now }
   const next: TokenRecord = {
     ...record,

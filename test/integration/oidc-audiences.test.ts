@@ -42,6 +42,11 @@ routes:
     prefix: /api/reports
     target: ${orders.url}/r
     scope: reports:read
+  - name: exchanged
+    prefix: /api/exchanged
+    target: ${billing.url}/x
+    resource: http://billing.test
+    exchange: true
 `)
   env.APP_API_ROUTES_FILE = file
 })
@@ -190,5 +195,23 @@ describe('tokens per audience (routes with resource) with the development OpenID
     expect(await bearerThrough(agent, b, '/api/narrow/y')).toBe(narrow)
     expect(decodeJwt(await bearerThrough(agent, a, '/api/billing/y')).aud).toBe('http://billing.test')
     expect(counters().refresh_token_reuse - before.refresh_token_reuse).toBe(0)
+  })
+
+  it('a route with exchange: true gets its audience\'s token by token exchange (RFC 8693), once, the refresh token unused; a refused exchange is 502 for that route only', async () => {
+    const agent = await signedIn('viewer')
+    const [a, b] = gateways()
+    const before = counters()
+    const bearers = await Promise.all(Array.from({ length: 6 }, (_, index) => bearerThrough(agent, index % 2 ? b : a, `/api/exchanged/${index}`)))
+    expect(new Set(bearers).size).toBe(1)
+    expect(decodeJwt(bearers[0]!)).toMatchObject({ aud: 'http://billing.test', sub: 'u-viewer' })
+    expect([counters().token_exchange - before.token_exchange, counters().refresh_token - before.refresh_token]).toEqual([1, 0])
+
+    const other = await signedIn('sale')
+    stack.provider.refuseTokenRequests(400, { error: 'invalid_grant', error_description: 'subject token invalid or expired' }, 1)
+    const refused = await other.go(`${b}/api/exchanged/x`)
+    expect([refused.status, (await refused.json()).statusMessage]).toEqual([502, 'Nhà cung cấp định danh (OpenID Provider) không cấp token cho dịch vụ này.'])
+    // The subject token's refusal is not the grant's: the session lives, and the next request gets its token.
+    expect((await (await other.go(`${a}/auth/session`)).json()).user?.id).toBe('u-sale')
+    expect(decodeJwt(await bearerThrough(other, a, '/api/exchanged/y'))).toMatchObject({ aud: 'http://billing.test', sub: 'u-sale' })
   })
 })

@@ -29,7 +29,7 @@ describe('parseApiRoutes', () => {
     [{ routes: ['x'] }, 'APP_API_ROUTES_FILE: tuyến #1 phải là một đối tượng (name, prefix, target, ...).'],
     [route({ resource: 'https://billing.example' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường resource: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.'],
     [route({ scope: 'billing.read' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường scope: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.'],
-    [route({ permission: ['/a'] }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers, resource, scope).'],
+    [route({ permission: ['/a'] }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers, resource, scope, exchange).'],
     [route({ name: 'Billing' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'Billing\'), trường name: bắt buộc: chữ thường, số, - hoặc _, bắt đầu bằng chữ, tối đa 32 ký tự (nhận được "Billing").'],
     [route({ name: 'default' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'default\'), trường name: \'default\' là tên của APP_API_PROXY_TARGET: chọn tên khác.'],
     [route({ name: 'ok' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'ok\'), trường name: tên \'ok\' đã dùng cho một tuyến khác.'],
@@ -70,6 +70,8 @@ describe('parseApiRoutes', () => {
     expect(reports!.audience).toEqual({ scope: 'reports:read api://reports/.default', key: ' reports:read api://reports/.default' })
     expect(both!.audience).toEqual({ resource: 'urn:example:both', scope: 'both.read', key: 'urn:example:both both.read' })
     expect(parseApiRoutes(route({}), OIDC)[1]).not.toHaveProperty('audience')
+    expect(parseApiRoutes(route({ resource: 'https://billing.example', exchange: true }), OIDC)[1]!.audience).toEqual({ resource: 'https://billing.example', key: 'https://billing.example ', exchange: true })
+    expect(parseApiRoutes(route({ scope: 'billing.read', exchange: false }), OIDC)[1]!.audience).toEqual({ scope: 'billing.read', key: ' billing.read' })
   })
 
   it.each([
@@ -83,6 +85,8 @@ describe('parseApiRoutes', () => {
     [route({ scope: ['billing.read'] }), /trường scope: phải là các scope cách nhau bởi dấu cách/],
     [route({ scope: 'billing."read"' }), /trường scope: phải là các scope/],
     [route({ scope: 'billing\tread' }), /trường scope: phải là các scope/],
+    [route({ resource: 'https://billing.example', exchange: 'yes' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường exchange: phải là true hoặc false (nhận được "yes").'],
+    [route({ exchange: true }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường exchange: cần resource hoặc scope: token được đổi lấy cho audience nào.'],
   ])('with an OpenID Provider, refuses the audience %j, naming the entry and the field', (document, message) => {
     expect(() => parseApiRoutes(document, OIDC)).toThrow(message)
   })

@@ -9,7 +9,7 @@ import { toBaseUrl } from './coerce'
 import { ConfigError, type ApiRoute, type RouteAudience, type RouteTokenRule } from './types'
 
 /** The fields a route may have. */
-const FIELDS = ['name', 'prefix', 'target', 'token', 'permissions', 'anyPermissions', 'timeout', 'websocket', 'headers', 'resource', 'scope'] as const
+const FIELDS = ['name', 'prefix', 'target', 'token', 'permissions', 'anyPermissions', 'timeout', 'websocket', 'headers', 'resource', 'scope', 'exchange'] as const
 const TOKEN_RULES: readonly RouteTokenRule[] = ['user', 'optional', 'none']
 /** A route's name is a metrics label and a word of the access line: short, lower-case, bounded. */
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/
@@ -100,11 +100,16 @@ function parseRoute(entry: unknown, index: number, defaults: RouteDefaults): Api
 
 /**
  * `resource` (RFC 8707: an absolute URI without fragment) and `scope` (scope tokens separated by spaces): the audience
- * of the route's own token, which only an OpenID Provider issues, and which a route that sends no token has no use for.
+ * of the route's own token, which only an OpenID Provider issues, and which a route that sends no token has no use for;
+ * `exchange: true` has it obtained by token exchange (RFC 8693).
  */
 function parseAudience(entry: Record<string, unknown>, token: RouteTokenRule, oidc: boolean, fail: (field: string, message: string) => ConfigError): RouteAudience | undefined {
-  const { resource, scope } = entry
-  if (resource === undefined && scope === undefined) return undefined
+  const { resource, scope, exchange } = entry
+  if (exchange !== undefined && typeof exchange !== 'boolean') throw fail('exchange', `phải là true hoặc false (nhận được ${shown(exchange)}).`)
+  if (resource === undefined && scope === undefined) {
+    if (exchange) throw fail('exchange', 'cần resource hoặc scope: token được đổi lấy cho audience nào.')
+    return undefined
+  }
   const field = resource === undefined ? 'scope' : 'resource'
   if (!oidc) throw fail(field, 'token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.')
   if (token === 'none') throw fail(field, 'tuyến có token none không gửi token nào: bỏ trường này hoặc đổi token.')
@@ -119,6 +124,7 @@ function parseAudience(entry: Record<string, unknown>, token: RouteTokenRule, oi
     ...(resource !== undefined ? { resource: resource as string } : {}),
     ...(joined !== undefined ? { scope: joined } : {}),
     key: `${resource ?? ''} ${joined ?? ''}`,
+    ...(exchange ? { exchange: true as const } : {}),
   }
 }
 

@@ -75,6 +75,8 @@ export interface RouteAudience {
   scope?: string
   /** `<resource> <scope>`: one token per key and session (two routes of one audience share it). */
   key: string
+  /** Obtained by exchanging the session's access token (RFC 8693 token exchange) instead of with its refresh token. */
+  exchange?: true
 }
 
 /** One route of the routes file (core/config/routes.ts): requests under `prefix` go to `target`. */
