@@ -2,7 +2,9 @@
 /**
  * Development OpenID Provider: panva's oidc-provider (certified) on loopback over plain http, with the accounts of
  * dev/iam.mjs, a login page of its own (real passwords, consent skipped), short-lived access tokens, rotating refresh
- * tokens, RP-initiated logout without a confirmation click, and back-channel logout. Used by the OIDC tests and demo.
+ * tokens, RP-initiated logout without a confirmation click, back-channel logout, resource indicators (RFC 8707: JWT
+ * access tokens for the resource servers of RESOURCE_SERVERS, `aud` the resource) and token exchange (RFC 8693) for
+ * them. Used by the OIDC tests and demo.
  * `node dev/oidc-provider.mjs` runs it alone (PORT, default 4030). Notes on the provider and on openid-client:
  * docs/oidc-notes.md.
  */
@@ -40,6 +42,20 @@ export function accountClaims(username) {
 }
 
 /**
+ * The resource servers the provider issues access tokens for (RFC 8707 resource indicators), with the scopes each
+ * accepts: a token request with `resource=http://billing.test` gets a JWT whose `aud` is that resource. The demo's
+ * routes file and the tests use them; a resource not listed is refused (invalid_target).
+ */
+export const RESOURCE_SERVERS = {
+  'http://orders.test': 'orders:read orders:write',
+  'http://billing.test': 'billing:read',
+}
+
+/** RFC 8693's grant type, and the type of the token a client exchanges (an access token of this provider). */
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
+
+/**
  * Client metadata for a gateway at `origin`: redirect `/auth/callback`, post-logout `/` (and `/auth/login`),
  * back-channel logout at `/auth/backchannel-logout` with `sid` required. No secret: a public client (PKCE only).
  * @param {{ origin: string, clientId?: string, clientSecret?: string, [key: string]: unknown }} options
@@ -48,7 +64,7 @@ export function gatewayClient({ origin, clientId = 'gateway', clientSecret, ...m
   return {
     client_id: clientId,
     ...(clientSecret ? { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_basic' } : { token_endpoint_auth_method: 'none' }),
-    grant_types: ['authorization_code', 'refresh_token'],
+    grant_types: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE],
     response_types: ['code'],
     redirect_uris: [`${origin}/auth/callback`],
     post_logout_redirect_uris: [`${origin}/`, `${origin}/auth/login`],
@@ -61,6 +77,7 @@ export function gatewayClient({ origin, clientId = 'gateway', clientSecret, ...m
 // oidc-provider 9 warns "Unsupported runtime" when imported on Node 20 (it asks for 22 LTS); it works on 20.19, which
 // this project supports, so that one line is dropped. Its other warnings stay visible.
 let providerModule
+let errors
 async function loadProvider() {
   if (!providerModule) {
     const warn = console.warn
@@ -69,6 +86,7 @@ async function loadProvider() {
     }
     try {
       providerModule = await import('oidc-provider')
+      errors = providerModule.errors
     }
     finally {
       console.warn = warn
@@ -175,12 +193,13 @@ async function readForm(req) {
  *   clients?: Array<Record<string, unknown>>,
  *   accessTokenTtl?: number, idTokenTtl?: number, refreshTokenTtl?: number, sessionTtl?: number,
  *   rotateRefreshToken?: boolean, conformIdTokenClaims?: boolean, logoutPrompt?: 'auto' | 'confirm',
- *   clockTolerance?: number,
+ *   clockTolerance?: number, resourceServers?: Record<string, string>,
  * }} [options]
  *  Defaults: port 0, clients: a confidential `gateway` (secret `gateway-secret`) and a public `gateway-public`
  *  for http://127.0.0.1:3000; accessTokenTtl 30 s, idTokenTtl 300 s, refreshTokenTtl 1 day, sessionTtl 1 day,
  *  rotateRefreshToken true, conformIdTokenClaims false (profile claims in the ID token too, as Keycloak does),
- *  logoutPrompt 'auto' (the confirmation page submits itself), clockTolerance 5 s.
+ *  logoutPrompt 'auto' (the confirmation page submits itself), clockTolerance 5 s, resourceServers RESOURCE_SERVERS
+ *  (resource → the scopes it accepts).
  */
 export async function startDevOidcProvider(options = {}) {
   const Provider = await loadProvider()
@@ -190,6 +209,7 @@ export async function startDevOidcProvider(options = {}) {
     gatewayClient({ origin: 'http://127.0.0.1:3000', clientSecret: 'gateway-secret' }),
     gatewayClient({ origin: 'http://127.0.0.1:3000', clientId: 'gateway-public' }),
   ]
+  const resourceServers = options.resourceServers ?? RESOURCE_SERVERS
   const store = createStore()
   const foreignKey = signingKey()
   /** @type {((body: any, tools: TamperTools) => any) | undefined} */
@@ -200,7 +220,7 @@ export async function startDevOidcProvider(options = {}) {
   let keys = [signingKey()]
   /** @type {ProviderEvent[]} */
   const events = []
-  const counters = { authorization_code: 0, refresh_token: 0, grant_error: 0, refresh_token_reuse: 0, end_session: 0, backchannel_success: 0, backchannel_error: 0, logins: 0, login_failures: 0, revocation: 0 }
+  const counters = { authorization_code: 0, refresh_token: 0, token_exchange: 0, grant_error: 0, refresh_token_reuse: 0, end_session: 0, backchannel_success: 0, backchannel_error: 0, logins: 0, login_failures: 0, revocation: 0 }
   const record = (event) => {
     events.push({ at: Date.now(), ...event })
     if (events.length > 1000) events.shift()
@@ -241,6 +261,18 @@ export async function startDevOidcProvider(options = {}) {
     features: {
       devInteractions: { enabled: false },
       backchannelLogout: { enabled: true },
+      // A token request without `resource` gets the token it got before (opaque, for userinfo: the gateway's main
+      // token); one with `resource` a JWT for that resource server, if the grant covers it (the login asked for it).
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => undefined,
+        useGrantedResource: async () => false,
+        getResourceServerInfo: async (_ctx, resource) => {
+          const scope = resourceServers[resource]
+          if (scope === undefined) throw new errors.InvalidTarget()
+          return { scope, audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtl ?? 30, jwt: { sign: { alg: 'RS256' } } }
+        },
+      },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       rpInitiatedLogout: {
         enabled: true,
@@ -258,13 +290,23 @@ export async function startDevOidcProvider(options = {}) {
     },
     // Refresh tokens whenever the client may use the grant (Keycloak's habit), offline_access or not.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-    rotateRefreshToken: options.rotateRefreshToken ?? true,
+    // oidc-provider consumes a rotating refresh token before it checks the `resource` of the request against the grant:
+    // a refusal (invalid_target) then loses the new refresh token, and the next use of the old one revokes the grant.
+    // Here the check comes first, as providers that refuse before rotating do (docs/oidc-notes.md).
+    rotateRefreshToken: async (ctx) => {
+      const { resource } = ctx.oidc.params
+      const granted = ctx.oidc.entities.RefreshToken?.resourceIndicators
+      if (typeof resource === 'string' && !granted?.has(resource)) throw new errors.InvalidTarget()
+      return options.rotateRefreshToken ?? true
+    },
     loadExistingGrant: async (ctx) => {
       // Consent skipped: every configured client is first-party here, so the grant is made (or widened) silently.
       const { client, session, params, provider } = ctx.oidc
       const grantId = ctx.oidc.result?.consent?.grantId || session.grantIdFor(client.clientId)
       const grant = (grantId && await provider.Grant.find(grantId)) || new provider.Grant({ clientId: client.clientId, accountId: session.accountId })
       if (typeof params.scope === 'string') grant.addOIDCScope(params.scope)
+      // Each resource the authorization request names (RFC 8707), with every scope its resource server accepts.
+      for (const resource of Object.keys(ctx.oidc.resourceServers ?? {})) grant.addResourceScope(resource, resourceServers[resource] ?? '')
       await grant.save()
       return grant
     },
@@ -291,7 +333,7 @@ export async function startDevOidcProvider(options = {}) {
   function build() {
     const provider = new Provider(issuer, configuration())
     provider.on('grant.success', (ctx) => {
-      const type = ctx.oidc.params.grant_type
+      const type = ctx.oidc.params.grant_type === TOKEN_EXCHANGE ? 'token_exchange' : ctx.oidc.params.grant_type
       if (type in counters) counters[type]++
       record({ type: `grant.${type}`, clientId: ctx.oidc.client?.clientId, sub: ctx.oidc.account?.accountId })
     })
@@ -315,6 +357,7 @@ export async function startDevOidcProvider(options = {}) {
       log(`back-channel logout to ${client.backchannelLogoutUri} failed: ${error.message}`)
     })
     provider.on('server_error', (_ctx, error) => log('server error', error))
+    provider.registerGrantType(TOKEN_EXCHANGE, exchangeToken(provider), ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope'])
     // A pre- and post-middleware (the provider's documented extension point) for refusal tests: a token request
     // answered by refuseTokenRequests never reaches the provider (its codes and refresh tokens stay unused); the next
     // successful token response goes through the function given to tamperNextTokenResponse.
@@ -335,6 +378,27 @@ export async function startDevOidcProvider(options = {}) {
       }
     })
     return { provider, callback: provider.callback() }
+  }
+  /**
+   * RFC 8693 token exchange (oidc-provider has none of its own; registered as an extension grant): an access token
+   * this provider issued to the same client, still valid, for a JWT access token of one of RESOURCE_SERVERS
+   * (`resource`), of the same account and grant. Anything else is refused as the RFC says (invalid_request,
+   * invalid_grant, invalid_target).
+   */
+  function exchangeToken(provider) {
+    return async (ctx) => {
+      const { client, params } = ctx.oidc
+      if (params.subject_token_type !== ACCESS_TOKEN_TYPE) throw new errors.InvalidRequest('subject_token_type must be an access token')
+      const subject = typeof params.subject_token === 'string' ? await provider.AccessToken.find(params.subject_token) : undefined
+      if (!subject || subject.clientId !== client.clientId) throw new errors.InvalidGrant('subject token invalid or expired')
+      const resource = params.resource
+      if (typeof resource !== 'string' || resourceServers[resource] === undefined) throw new errors.InvalidTarget()
+      const token = new provider.AccessToken({ accountId: subject.accountId, client, grantId: subject.grantId, gty: 'token_exchange', sessionUid: subject.sessionUid, sid: subject.sid })
+      token.resourceServer = new provider.ResourceServer(resource, { scope: resourceServers[resource], audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtl ?? 30, jwt: { sign: { alg: 'RS256' } } })
+      const value = await token.save()
+      ctx.oidc.entity('AccessToken', token)
+      ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: token.expiration }
+    }
   }
   let current = build()
 

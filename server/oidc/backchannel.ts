@@ -3,7 +3,7 @@ import { RequestError, MESSAGES } from '../http/errors'
 import { auditLine } from '../ops/audit'
 import { oidcSettings, useOidcClient } from './provider'
 import { useTokenStore } from './token-store'
-import { endOidcSession } from './tokens'
+import { endOidcSession } from './renewal'
 
 /**
  * POST /auth/backchannel-logout (OpenID Connect Back-Channel Logout 1.0): the provider's logout token, verified by

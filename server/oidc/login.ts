@@ -11,7 +11,8 @@ import { useLogger } from '../ops/logger'
 import { clearGatewaySession, sealGatewaySession } from '../session/cookie'
 import { redirectUriFor } from './origin'
 import { oidcSettings, rediscoverOidc, useOidcClient } from './provider'
-import { expiryOf, keepTokens } from './tokens'
+import { expiryOf } from './token-cache'
+import { keepTokens } from './token-store'
 
 /**
  * The browser's trip to the OpenID Provider and back (authorization code + PKCE S256, `state` and `nonce`):
@@ -109,7 +110,7 @@ export async function startProviderLogin(event: H3Event): Promise<string> {
     iat: Date.now(),
     retried: getQuery(event).retry === '1',
   }
-  const url = client.buildAuthorizationUrl(config, {
+  const parameters = new URLSearchParams({
     redirect_uri: flow.redirectUri,
     scope: settings.scopes,
     code_challenge: await client.calculatePKCECodeChallenge(flow.verifier),
@@ -117,6 +118,12 @@ export async function startProviderLogin(event: H3Event): Promise<string> {
     state: flow.state,
     nonce: flow.nonce,
   })
+  // The resources of the routes' audiences (RFC 8707 2.1): the grant covers them, and each route's token is asked for
+  // with the session's refresh token when first needed.
+  for (const resource of new Set(useGatewayConfig().routes.map(route => route.audience?.resource))) {
+    if (resource) parameters.append('resource', resource)
+  }
+  const url = client.buildAuthorizationUrl(config, parameters)
   writeTrips(event, [flow, ...readTrips(event)].slice(0, MAX_TRIPS))
   return url.href
 }

@@ -4,8 +4,8 @@ import type { SessionPayload } from '../core/session/seal'
 import { useLogger } from '../ops/logger'
 import { postLogoutUriFor } from './origin'
 import { oidcReady, refreshingClient, useOidcClient } from './provider'
-import { useTokenStore } from './token-store'
-import { forgetTokens, tokensOf } from './tokens'
+import { forgetTokens } from './token-cache'
+import { tokensOf, useTokenStore } from './token-store'
 
 /**
  * GET /auth/logout of an OpenID session (already revoked by the route): its tokens dropped from the store, and the

@@ -1,7 +1,8 @@
 /**
  * oidc/: OpenID Connect as a kind of IAM (APP_AUTH_KIND=oidc). The provider's discovery and keys (this file), the
  * login trip (login.ts, with the gateway's own addresses in origin.ts), the tokens kept beside the session and their
- * renewal (tokens.ts, token-store.ts), logout at the provider (logout.ts) and back-channel logout (backchannel.ts).
+ * renewal, a route audience's too (token-store.ts, token-cache.ts, renewal.ts, tokens.ts), logout at the provider
+ * (logout.ts) and back-channel logout (backchannel.ts).
  * May import: core, ops, http, stores, session. Never iam/.
  */
 import * as client from 'openid-client'

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import type { AuthUser } from '../../shared/types'
-import { sealValue, unsealValue, type SealKeys } from '../core/session/seal'
+import { sealValue, sessionEndsAt, unsealValue, type SealKeys } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { connectRedis, withinBudget } from '../stores/redis'
+import { cachedTokens, remember, type TokenRecord } from './token-cache'
 
 /**
  * Where an OpenID session's tokens live: beside the session, never in the cookie (README, "Log in with OpenID
@@ -12,27 +12,6 @@ import { connectRedis, withinBudget } from '../stores/redis'
  * a record read out of Redis is no session cookie; gone at the session's 8-hour end), else in this process's memory (one instance). Also the refresh lock that lets one instance
  * at a time use a refresh token, and the index a back-channel logout reads (the provider's `sub` and `sid`).
  */
-
-/** One session's tokens and what a revocation of it needs. */
-export interface TokenRecord {
-  /** Our session id (svc_session's `sid`), its issue time and user id: what revokeSession takes. */
-  sid: string
-  iat: number
-  userId: string
-  /** The user as mapped at login, whole (the cookie may hold it trimmed to fit 4 KB). */
-  user?: AuthUser
-  /** The provider's subject and session id (`sid` claim), for back-channel logout. */
-  sub: string
-  providerSid?: string
-  accessToken: string
-  refreshToken?: string
-  idToken?: string
-  /** When the access token expires and when it was obtained (ms since the epoch). */
-  expiresAt: number
-  obtainedAt: number
-  /** Bumped by each refresh: an instance that waited for another's refresh knows it happened. */
-  generation: number
-}
 
 export interface TokenStore {
   get: (sid: string) => Promise<TokenRecord | undefined>
@@ -184,4 +163,15 @@ export function useTokenStore(): Promise<TokenStore> {
     return redisTokenStore(redis, seals.oidcTokens)
   })()
   return store
+}
+
+/** Keeps a new session's tokens (at the callback). */
+export async function keepTokens(record: TokenRecord): Promise<void> {
+  await (await useTokenStore()).put(record, sessionEndsAt(record))
+  remember(record)
+}
+
+/** The record of a session: this process's copy, else the store's. */
+export async function tokensOf(sid: string): Promise<TokenRecord | undefined> {
+  return cachedTokens(sid) ?? (await useTokenStore()).get(sid)
 }

@@ -114,7 +114,7 @@ export function useGatewayConfig(): GatewaySettings {
     }
     const sessions = new SessionCache(seals.session)
     watchSessionCache(() => ({ hits: sessions.hits, misses: sessions.misses }))
-    const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout })
+    const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout, oidc: config.kind === 'oidc' })
     nameRoutes(config.apiRoutesFile ? routes.map(route => route.name) : undefined)
     cached = { config, seals, sessions, routes }
   }
@@ -130,7 +130,7 @@ export function reloadRoutes(): ApiRoute[] | ConfigError {
   const settings = useGatewayConfig()
   const { config } = settings
   try {
-    const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout })
+    const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout, oidc: config.kind === 'oidc' })
     nameRoutes(routes.map(route => route.name))
     settings.routes = routes
     return routes

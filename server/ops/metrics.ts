@@ -1,4 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { fixedLabelHistogram, LATENCY_BUCKETS, STATUS_CLASSES, statusIndex } from './metric-series'
+import { routeMetrics } from './route-metrics'
 
 /** Route groups of the request metrics: the contract's routes, the proxy, the probes, everything else ('page'). */
 export type RouteGroup = 'login' | 'session' | 'clients' | 'otp' | 'logout' | 'verify' | 'api' | 'probe' | 'page'
@@ -8,7 +10,6 @@ export type IamEndpoint = 'login' | 'userInfo' | 'clients' | 'otpSend' | 'logout
 
 const GROUPS: readonly RouteGroup[] = ['login', 'session', 'clients', 'otp', 'logout', 'verify', 'api', 'probe', 'page']
 const METHOD_LABELS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'OTHER'] as const
-const STATUS_CLASSES = ['none', '1xx', '2xx', '3xx', '4xx', '5xx'] as const
 const GROUP_INDEX = new Map(GROUPS.map((group, index) => [group, index]))
 const METHOD_INDEX = new Map<string, number>(METHOD_LABELS.map((method, index) => [method, index]))
 /** Why the proxy cut or refused a request to keep the backend's connections for others. */
@@ -56,70 +57,9 @@ export function backendPoolState(): BackendPoolState | undefined {
   return readBackendPool?.()
 }
 
-/** Seconds: from 1 ms to a minute (the proxy's default timeout). */
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
-
 /** Index of a method in METHOD_LABELS: a method outside the usual ones is 'OTHER'. */
 function methodIndex(method: string | undefined): number {
   return (method === undefined ? undefined : METHOD_INDEX.get(method)) ?? METHOD_LABELS.length - 1
-}
-
-/** Index of a status in STATUS_CLASSES: 404 is '4xx'; no status (0: no answer) or an odd one is 'none'. */
-function statusIndex(status: number): number {
-  const index = Math.floor(status / 100)
-  return index >= 1 && index < STATUS_CLASSES.length ? index : 0
-}
-
-/** 404 is '4xx'; no status (0: no answer) is 'none'. */
-export function statusClass(status: number): string {
-  return STATUS_CLASSES[statusIndex(status)]!
-}
-
-/** What observes one latency: the label's value (from a fixed set) and the seconds. */
-export interface FixedLabelHistogram {
-  observe(labelValue: string, seconds: number): void
-  /** Takes one more value into the set (up to the histogram's `maxValues`). */
-  extend(labelValue: string): void
-}
-
-/** Observations held before they go to prom-client together (see fixedLabelHistogram). */
-const OBSERVATION_BATCH = 256
-
-/**
- * A prom-client histogram over one label whose values form a fixed set, each value's child bound once at start. An
- * observation is two stores into typed arrays; they reach prom-client's observe() together, 256 at a time or when the
- * registry collects (a scrape): prom-client's observe() makes a label object and a hash string each time, and called
- * one at a time on the request path it cost the proxy 2.5% of its rate (bench:ab, two builds of this file), in a
- * batch a tight loop. A value outside the set is not counted.
- */
-function fixedLabelHistogram(name: string, help: string, label: string, values: readonly string[], registers: Registry[], maxValues = values.length): FixedLabelHistogram {
-  const indexOf = new Map(values.map((value, index) => [value, index]))
-  // A value's index in the batch: a byte, unless there may be more values than a byte counts (a routes file's names).
-  const labels = maxValues > 256 ? new Uint16Array(OBSERVATION_BATCH) : new Uint8Array(OBSERVATION_BATCH)
-  const seconds = new Float64Array(OBSERVATION_BATCH)
-  let held = 0
-  const flush = () => {
-    const count = held
-    held = 0
-    for (let at = 0; at < count; at++) children[labels[at]!]!.observe(seconds[at]!)
-  }
-  const histogram = new Histogram({ name, help, labelNames: [label], buckets: LATENCY_BUCKETS, registers, collect: flush })
-  const children = values.map(value => histogram.labels(value))
-  return {
-    observe(labelValue, value) {
-      const index = indexOf.get(labelValue)
-      // prom-client throws on a value that is not a finite number: never from a request's end.
-      if (index === undefined || !Number.isFinite(value)) return
-      labels[held] = index
-      seconds[held] = value
-      if (++held === OBSERVATION_BATCH) flush()
-    },
-    extend(labelValue) {
-      if (indexOf.has(labelValue) || children.length >= maxValues) return
-      indexOf.set(labelValue, children.length)
-      children.push(histogram.labels(labelValue))
-    },
-  }
 }
 
 /** Requests by group, method and status class, counted in a typed array (read by the counter's collect at scrape). */
@@ -141,52 +81,6 @@ class RequestTally {
       yield [{ group: GROUPS[groupAt]!, method: METHOD_LABELS[methodAt]!, status_class: STATUS_CLASSES[statusAt]! }, count]
     }
   }
-}
-
-/** Route names the route label takes at most: names a reload adds beyond it are not counted. */
-const MAX_ROUTE_LABELS = 4096
-
-/**
- * Proxied requests by route and status class, and their latency by route (only with a routes file). The label's set
- * is the routes' names, growing when a reload (SIGHUP) brings new ones (`add`), never a path.
- */
-function routeMetrics(registers: Registry[], names: readonly string[]) {
-  const known: string[] = []
-  const indexOf = new Map<string, number>()
-  const counts: number[] = []
-  new Counter({
-    name: 'svc_gateway_route_requests_total',
-    help: 'Proxied /api requests answered, by route of APP_API_ROUTES_FILE (default: APP_API_PROXY_TARGET) and status class.',
-    labelNames: ['route', 'status_class'],
-    registers,
-    collect() {
-      this.reset()
-      for (let index = 0; index < counts.length; index++) {
-        const count = counts[index]!
-        if (count) this.inc({ route: known[Math.floor(index / STATUS_CLASSES.length)]!, status_class: STATUS_CLASSES[index % STATUS_CLASSES.length]! }, count)
-      }
-    },
-  })
-  const duration = fixedLabelHistogram('svc_gateway_route_duration_seconds', 'Time from a proxied request\'s arrival to the end of its answer, by route.', 'route', [], registers, MAX_ROUTE_LABELS)
-  const routes = {
-    /** Takes a route's name into the label's set. */
-    add(name: string): void {
-      if (indexOf.has(name) || known.length >= MAX_ROUTE_LABELS) return
-      indexOf.set(name, known.length)
-      known.push(name)
-      counts.push(...STATUS_CLASSES.map(() => 0))
-      duration.extend(name)
-    },
-    /** Counts one exchange of a route (a name outside the set is not counted); `seconds` only for requests. */
-    count(route: string, status: number, seconds?: number): void {
-      const index = indexOf.get(route)
-      if (index === undefined) return
-      counts[index * STATUS_CLASSES.length + statusIndex(status)]!++
-      if (seconds !== undefined) duration.observe(route, seconds)
-    },
-  }
-  for (const name of names) routes.add(name)
-  return routes
 }
 
 /**

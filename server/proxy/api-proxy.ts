@@ -18,7 +18,8 @@ import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../htt
 import { proxiedRuleHeaders } from '../http/route-decider'
 import type { Exchange } from '../http/scope'
 import { useGatewayConfig } from '../ops/config'
-import { statusClass, useMetrics } from '../ops/metrics'
+import { statusClass } from '../ops/metric-series'
+import { useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
 import { openLiveSession } from '../session/cookie'
 import { resealLines } from '../session/idle'
@@ -49,8 +50,8 @@ const warnGatewayCookies = throttledWarning()
 /**
  * Proxies one request under /api to its route's backend (proxy/routes.ts: a route of APP_API_ROUTES_FILE, else
  * APP_API_PROXY_TARGET), streaming both bodies with backpressure: cookies and any client Authorization are dropped; a
- * live session's token is sent as 'Bearer <token>' (never on a route with token `none`; a route with token `user` or
- * permissions answers 401 or 403 itself, before the backend).
+ * live session's token is sent as 'Bearer <token>' (its route audience's on a route with `resource` / `scope`; never on
+ * a route with token `none`; a route with token `user` or permissions answers 401 or 403 itself, before the backend).
  * The backend's status, headers and body come back unchanged, with `X-Request-Id: id`. Never throws: errors are
  * written as the contract's JSON. What is left to do when the answer is finished or the client has gone runs from
  * the request gate's `exchange` (one 'close' listener a request), or from a 'close' listener of its own without one.
@@ -87,7 +88,7 @@ function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: Proxi
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
-  const token = sessionToken(session)
+  const token = sessionToken(session, backend.audience)
   // The request slides the idle timeout when due: the new cookie goes out with the answer's head, whenever it comes.
   const slide = session ? resealLines(cookie!, session) : undefined
   // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).

@@ -77,7 +77,7 @@ export const devTunnel = defineWebSocket({
     if (path === null) return fail(new GatewayError(400, MESSAGES.apiPathInvalid))
     const cookie = readSingleCookie(incoming.cookie, SESSION_COOKIE)
     const session = cookie ? openLiveSession(cookie) : null
-    const token = await sessionToken(session)
+    const token = await sessionToken(session, target.audience)
     const routeRefused = target.guarded ? routeRefusal(target, session, token) : undefined
     if (routeRefused) return fail(routeRefused)
     const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, target.token === 'none' ? undefined : token))

@@ -1,10 +1,11 @@
 import { hasAllPermissions, hasAnyPermission } from '../../shared/permissions'
-import type { ApiRoute, GatewayConfig, RouteTokenRule } from '../core/config/types'
+import type { ApiRoute, GatewayConfig, RouteAudience, RouteTokenRule } from '../core/config/types'
 import { routerPath } from '../core/http/route-match'
 import { createRouteChooser } from '../core/proxy/route-choice'
 import type { SessionPayload } from '../core/session/seal'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
+import { watchRoutePools, type RoutePoolState } from '../ops/route-metrics'
 import { liveSessionUser } from '../session/token'
 import { createBackendPool, useBackendPool, type BackendPool } from './backend-pool'
 
@@ -25,6 +26,8 @@ export interface BackendRoute {
   protocol: string
   basePath: string
   token: RouteTokenRule
+  /** The audience of its own token (OpenID only), sent instead of the session's main token; undefined: the main one. */
+  audience: RouteAudience | undefined
   /** The session is checked before the backend: token `user`, or permissions to hold. */
   guarded: boolean
   permissions: readonly string[]
@@ -64,6 +67,7 @@ function backendRoute(route: ApiRoute, labelled: boolean, pool: () => BackendPoo
     protocol: url.protocol,
     basePath: url.pathname,
     token: route.token,
+    audience: route.audience,
     guarded: route.token === 'user' || route.permissions.length > 0 || route.anyPermissions.length > 0,
     permissions: route.permissions,
     anyPermissions: route.anyPermissions,
@@ -108,8 +112,21 @@ function routeTable(): RouteTable {
   const named = routes.map(namedRoute)
   const kept = new Set(routes.map(route => `${route.name} ${route.target}`))
   for (const key of namedPools.keys()) if (!kept.has(key)) namedPools.delete(key)
+  if (!table) watchRoutePools(routePoolStates)
   table = { source: routes, choose: createRouteChooser(named), named, fallback }
   return table
+}
+
+/**
+ * Each named route's pool now, for the per-route gauges: zeros and the configured size before its first request
+ * (APP_API_PROXY_TARGET's pool has the gauges without a route label).
+ */
+function routePoolStates(): RoutePoolState[] {
+  const size = useGatewayConfig().config.apiPool.connections
+  return routeTable().named.map((route) => {
+    const turnstile = route.madePool()?.turnstile
+    return { route: route.name, busy: turnstile?.busy ?? 0, waiting: turnstile?.waiting ?? 0, size: turnstile?.size ?? size }
+  })
 }
 
 /**

@@ -227,7 +227,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     })
     backendRequest.end()
   }
-  const token = sessionToken(session)
+  const token = sessionToken(session, target.audience)
   if (token instanceof Promise) {
     token.then(value => socket.destroyed || openBackend(value), (error: unknown) => fail(toGatewayError(error)))
     return

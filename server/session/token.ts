@@ -1,10 +1,14 @@
 import type { AuthUser } from '../../shared/types'
+import type { RouteAudience } from '../core/config/types'
 import { mockSessionUser } from '../core/iam/mock'
 import { liveToken, type SessionPayload } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
 
-/** Where a session's token comes from when its kind of IAM keeps the tokens beside the session, not in the cookie. */
-export type KeptTokenSource = (session: SessionPayload) => string | undefined | Promise<string | undefined>
+/**
+ * Where a session's token comes from when its kind of IAM keeps the tokens beside the session, not in the cookie: its
+ * main token, or the token of a route's audience.
+ */
+export type KeptTokenSource = (session: SessionPayload, audience?: RouteAudience) => string | undefined | Promise<string | undefined>
 /** Where a session's whole user comes from when its kind of IAM keeps it beside the session (the cookie's copy may be trimmed). */
 export type KeptUserSource = (session: SessionPayload) => AuthUser
 
@@ -23,13 +27,14 @@ export function takeTokensFrom(source: KeptTokenSource, users?: KeptUserSource):
 
 /**
  * The token a live session sends to the backend: the contract IAM's from the cookie (while it has not expired); an
- * OpenID session's from its token store, renewed when due (a promise then: first use here, or a renewal); none in mock
+ * OpenID session's from its token store, renewed when due (a promise then: first use here, or a renewal), or for a
+ * route with an audience (`resource` / `scope`, OpenID only: core/config/routes.ts) that audience's; none in mock
  * mode or without a session.
  */
-export function sessionToken(session: SessionPayload | null, now = Date.now()): string | undefined | Promise<string | undefined> {
+export function sessionToken(session: SessionPayload | null, audience?: RouteAudience): string | undefined | Promise<string | undefined> {
   if (!session) return undefined
-  if (session.accessToken !== undefined) return liveToken(session, now)
-  return keptTokens?.(session)
+  if (session.accessToken !== undefined) return liveToken(session)
+  return keptTokens?.(session, audience)
 }
 
 /**

@@ -75,6 +75,7 @@ export const en: AuthMessages = {
     ssoUnavailable: 'The identity provider (OpenID Provider) cannot be reached yet.',
     ssoNotConfigured: 'SSO sign-in is not enabled (APP_AUTH_KIND=oidc).',
     tokenStoreUnavailable: 'The session\'s token store (Redis) cannot be read. Please try again in a moment.',
+    audienceTokenRefused: 'The OpenID Provider did not issue a token for this service.',
     useSso: 'This system signs in with SSO: use the "Sign in with SSO" button.',
     ssoDenied: 'The SSO sign-in was refused at the identity provider.',
     ssoExpired: 'The SSO sign-in expired or is not valid. Please sign in again.',

@@ -77,6 +77,7 @@ export const vi = {
     ssoUnavailable: 'Chưa kết nối được nhà cung cấp định danh (OpenID Provider).',
     ssoNotConfigured: 'Đăng nhập SSO chưa được bật (APP_AUTH_KIND=oidc).',
     tokenStoreUnavailable: 'Không đọc được kho token của phiên đăng nhập (Redis). Vui lòng thử lại sau giây lát.',
+    audienceTokenRefused: 'Nhà cung cấp định danh (OpenID Provider) không cấp token cho dịch vụ này.',
     useSso: 'Hệ thống đăng nhập bằng SSO: hãy dùng nút "Đăng nhập bằng SSO".',
     ssoDenied: 'Đăng nhập SSO đã bị từ chối tại nhà cung cấp định danh.',
     ssoExpired: 'Lượt đăng nhập SSO đã hết hạn hoặc không hợp lệ. Vui lòng đăng nhập lại.',

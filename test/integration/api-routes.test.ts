@@ -244,7 +244,7 @@ describe('routes file: observed per route', () => {
 
 describe('routes file: checked at start', () => {
   it.each([
-    ['resource.yaml', 'routes:\n  - name: billing\n    prefix: /api/billing\n    target: http://127.0.0.1:9\n    resource: https://billing.example\n', /APP_API_ROUTES_FILE: tuyến #1 \('billing'\), trường resource: chưa được hỗ trợ/],
+    ['resource.yaml', 'routes:\n  - name: billing\n    prefix: /api/billing\n    target: http://127.0.0.1:9\n    resource: https://billing.example\n', /APP_API_ROUTES_FILE: tuyến #1 \('billing'\), trường resource: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider \(APP_AUTH_KIND=oidc\)/],
     ['typo.json', '{"routes":[{"name":"orders","prefix":"/api/orders","target":"http://127.0.0.1:9","permission":["/a"]}]}', /APP_API_ROUTES_FILE: tuyến #1 \('orders'\), trường permission: không có trường này/],
     ['broken.yaml', 'routes:\n  - name: [\n', /APP_API_ROUTES_FILE: tệp .*broken\.yaml không phải YAML hợp lệ: /],
     ['missing.yaml', null, /APP_API_ROUTES_FILE: không đọc được tệp .*missing\.yaml \(ENOENT\)\./],
@@ -276,11 +276,16 @@ routes:
     token: none
     timeout: 500
 `)
-    const limited = await stack.gatewayWith({ APP_API_ROUTES_FILE: file, APP_API_PROXY_CONNECTIONS: '2', APP_API_POOL_WAIT: '1', APP_API_BODY_IDLE_TIMEOUT: '2', APP_API_PROXY_TIMEOUT: '30000' })
+    const limitedMetrics = await freePort()
+    const limited = await stack.gatewayWith({ APP_API_ROUTES_FILE: file, APP_API_PROXY_CONNECTIONS: '2', APP_API_POOL_WAIT: '1', APP_API_BODY_IDLE_TIMEOUT: '2', APP_API_PROXY_TIMEOUT: '30000', APP_METRICS_PORT: String(limitedMetrics) })
     // Two requests the backend never answers hold slow's two connections.
     const holding = new AbortController()
     const held = [0, 1].map(() => fetch(`${limited.url}/api/slow/hang`, { signal: holding.signal }).catch(() => undefined))
     await expect.poll(async () => (await rawRequest(`${limited.url}/readyz`)).body, { timeout: 10_000 }).toContain('"backendPool":"saturated"')
+    // Each route's pool in the metrics, by name: slow's full, the others' idle (made on first use or not).
+    const pools = await scrape(limitedMetrics)
+    expect(['slow', 'quick', 'brief'].map(route => [route, pools.get(`svc_gateway_route_connections_busy{route="${route}"}`), pools.get(`svc_gateway_route_connections_max{route="${route}"}`), pools.get(`svc_gateway_route_pool_waiting{route="${route}"}`)]))
+      .toEqual([['slow', 2, 2, 0], ['quick', 0, 2, 0], ['brief', 0, 2, 0]])
     const [full, other, fallback] = await Promise.all([
       rawRequest(`${limited.url}/api/slow/x`),
       rawRequest(`${limited.url}/api/quick/x`),

@@ -5,7 +5,8 @@ import { backendPath } from '../../server/core/proxy/api-path'
 import { createRouteChooser } from '../../server/core/proxy/route-choice'
 import { REFUSED_PATHS, SENT_PATHS } from './api-path-corpus'
 
-const DEFAULTS = { timeoutMs: 60_000 }
+const DEFAULTS = { timeoutMs: 60_000, oidc: false }
+const OIDC = { timeoutMs: 60_000, oidc: true }
 
 describe('parseApiRoutes', () => {
   it('reads each route with its defaults: token user, the proxy\'s timeout, tunnels on, no permissions or headers', () => {
@@ -26,9 +27,9 @@ describe('parseApiRoutes', () => {
     [{ routes: {} }, 'APP_API_ROUTES_FILE: tệp phải có khoá routes là một danh sách tuyến (routes: [ ... ]).'],
     [{ routes: [], route: [] }, 'APP_API_ROUTES_FILE: khoá không được hỗ trợ ở gốc tệp: route (chỉ có routes).'],
     [{ routes: ['x'] }, 'APP_API_ROUTES_FILE: tuyến #1 phải là một đối tượng (name, prefix, target, ...).'],
-    [route({ resource: 'https://billing.example' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường resource: chưa được hỗ trợ (token theo audience với OpenID Provider sẽ có sau); bỏ trường này.'],
-    [route({ scope: 'billing.read' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường scope: chưa được hỗ trợ (token theo audience với OpenID Provider sẽ có sau); bỏ trường này.'],
-    [route({ permission: ['/a'] }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers).'],
+    [route({ resource: 'https://billing.example' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường resource: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.'],
+    [route({ scope: 'billing.read' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường scope: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.'],
+    [route({ permission: ['/a'] }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers, resource, scope, exchange).'],
     [route({ name: 'Billing' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'Billing\'), trường name: bắt buộc: chữ thường, số, - hoặc _, bắt đầu bằng chữ, tối đa 32 ký tự (nhận được "Billing").'],
     [route({ name: 'default' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'default\'), trường name: \'default\' là tên của APP_API_PROXY_TARGET: chọn tên khác.'],
     [route({ name: 'ok' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'ok\'), trường name: tên \'ok\' đã dùng cho một tuyến khác.'],
@@ -57,6 +58,37 @@ describe('parseApiRoutes', () => {
     [route({ headers: { 'x a': '1' } }), /trường headers\.x a: tên header không hợp lệ\./],
   ])('refuses %j, naming the entry and the field', (document, message) => {
     expect(() => parseApiRoutes(document, DEFAULTS)).toThrow(message)
+  })
+
+  it('with an OpenID Provider, reads a route\'s audience: resource and/or scope (each scope once), keyed by both', () => {
+    const [billing, reports, both] = parseApiRoutes({ routes: [
+      { name: 'billing', prefix: '/api/billing', target: 'http://billing.internal', resource: 'https://billing.example.com/' },
+      { name: 'reports', prefix: '/api/reports', target: 'http://reports.internal', token: 'optional', scope: ' reports:read  api://reports/.default reports:read ' },
+      { name: 'both', prefix: '/api/both', target: 'http://both.internal', resource: 'urn:example:both', scope: 'both.read' },
+    ] }, OIDC)
+    expect(billing!.audience).toEqual({ resource: 'https://billing.example.com/', key: 'https://billing.example.com/ ' })
+    expect(reports!.audience).toEqual({ scope: 'reports:read api://reports/.default', key: ' reports:read api://reports/.default' })
+    expect(both!.audience).toEqual({ resource: 'urn:example:both', scope: 'both.read', key: 'urn:example:both both.read' })
+    expect(parseApiRoutes(route({}), OIDC)[1]).not.toHaveProperty('audience')
+    expect(parseApiRoutes(route({ resource: 'https://billing.example', exchange: true }), OIDC)[1]!.audience).toEqual({ resource: 'https://billing.example', key: 'https://billing.example ', exchange: true })
+    expect(parseApiRoutes(route({ scope: 'billing.read', exchange: false }), OIDC)[1]!.audience).toEqual({ scope: 'billing.read', key: ' billing.read' })
+  })
+
+  it.each([
+    [route({ resource: 'https://billing.example', token: 'none' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường resource: tuyến có token none không gửi token nào: bỏ trường này hoặc đổi token.'],
+    [route({ scope: 'billing.read', token: 'none' }), /tuyến #2 \('billing'\), trường scope: tuyến có token none không gửi token nào/],
+    [route({ resource: '/billing' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường resource: phải là một URI tuyệt đối, không có fragment (#), vd. https://billing.example.com (nhận được "/billing").'],
+    [route({ resource: 'https://billing.example#x' }), /trường resource: phải là một URI tuyệt đối, không có fragment/],
+    [route({ resource: 'https://billing example' }), /trường resource: phải là một URI tuyệt đối/],
+    [route({ resource: ['https://a.example', 'https://b.example'] }), /trường resource: phải là một URI tuyệt đối/],
+    [route({ scope: '' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường scope: phải là các scope cách nhau bởi dấu cách, mỗi scope gồm ký tự ASCII in được, không có " hay \\ (nhận được "").'],
+    [route({ scope: ['billing.read'] }), /trường scope: phải là các scope cách nhau bởi dấu cách/],
+    [route({ scope: 'billing."read"' }), /trường scope: phải là các scope/],
+    [route({ scope: 'billing\tread' }), /trường scope: phải là các scope/],
+    [route({ resource: 'https://billing.example', exchange: 'yes' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường exchange: phải là true hoặc false (nhận được "yes").'],
+    [route({ exchange: true }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường exchange: cần resource hoặc scope: token được đổi lấy cho audience nào.'],
+  ])('with an OpenID Provider, refuses the audience %j, naming the entry and the field', (document, message) => {
+    expect(() => parseApiRoutes(document, OIDC)).toThrow(message)
   })
 })
 

@@ -1,15 +1,15 @@
 /**
  * The routes file (APP_API_ROUTES_FILE): named /api prefixes, each with its own backend, token rule, permissions,
- * timeout, WebSocket rule and headers. Checked here, whole, at start: a field that is wrong, unknown or not supported
- * yet stops the start with a message naming the entry and the field. Pure (the file is read and its YAML or JSON
+ * timeout, WebSocket rule, headers and, with an OpenID Provider, the audience of its own token (`resource`, `scope`).
+ * Checked here, whole, at start: a field that is wrong or unknown stops the start with a message naming the entry and
+ * the field. Pure (the file is read and its YAML or JSON
  * parsed by ops/routes-file.ts).
  */
 import { toBaseUrl } from './coerce'
-import { ConfigError, type ApiRoute, type RouteTokenRule } from './types'
+import { ConfigError, type ApiRoute, type RouteAudience, type RouteTokenRule } from './types'
 
-/** The fields a route may have. `resource` and `scope` (tokens per audience) are known, and refused: not supported yet. */
-const FIELDS = ['name', 'prefix', 'target', 'token', 'permissions', 'anyPermissions', 'timeout', 'websocket', 'headers'] as const
-const PLANNED_FIELDS = ['resource', 'scope']
+/** The fields a route may have. */
+const FIELDS = ['name', 'prefix', 'target', 'token', 'permissions', 'anyPermissions', 'timeout', 'websocket', 'headers', 'resource', 'scope', 'exchange'] as const
 const TOKEN_RULES: readonly RouteTokenRule[] = ['user', 'optional', 'none']
 /** A route's name is a metrics label and a word of the access line: short, lower-case, bounded. */
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/
@@ -19,6 +19,8 @@ const PREFIX_SEGMENT = /^[a-z0-9_~-][a-z0-9._~-]*$/
 const HEADER_NAME = /^[!#$%&'*+.^`|~\w-]+$/
 /** Headers the gateway owns on a proxied request: a route cannot set them (its token rule, the framing, the hop). */
 const OWN_HEADERS = new Set(['authorization', 'cookie', 'host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'x-request-id', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'])
+/** RFC 6749 3.3: a scope token is printable ASCII without space, '"' or '\\'. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 /** Routes in one file at most. */
 const MAX_ROUTES = 1000
 const MAX_PERMISSIONS = 32
@@ -29,6 +31,8 @@ const MAX_TIMEOUT_MS = 3_600_000
 export interface RouteDefaults {
   /** APP_API_PROXY_TIMEOUT (ms). */
   timeoutMs: number
+  /** Whether the gateway logs in through an OpenID Provider (APP_AUTH_KIND=oidc): only then may a route have an audience. */
+  oidc: boolean
 }
 
 /**
@@ -60,7 +64,6 @@ function parseRoute(entry: unknown, index: number, defaults: RouteDefaults): Api
   const fail = (field: string, message: string) => new ConfigError(`APP_API_ROUTES_FILE: ${entryName(index, named)}, trường ${field}: ${message}`)
   if (!isRecord(entry)) throw new ConfigError(`APP_API_ROUTES_FILE: ${entryName(index)} phải là một đối tượng (name, prefix, target, ...).`)
   for (const key of Object.keys(entry)) {
-    if (PLANNED_FIELDS.includes(key)) throw fail(key, 'chưa được hỗ trợ (token theo audience với OpenID Provider sẽ có sau); bỏ trường này.')
     if (!(FIELDS as readonly string[]).includes(key)) throw fail(key, `không có trường này (các trường: ${FIELDS.join(', ')}).`)
   }
   if (typeof entry.name !== 'string' || !NAME.test(entry.name)) throw fail('name', `bắt buộc: chữ thường, số, - hoặc _, bắt đầu bằng chữ, tối đa 32 ký tự (nhận được ${shown(entry.name)}).`)
@@ -80,6 +83,7 @@ function parseRoute(entry: unknown, index: number, defaults: RouteDefaults): Api
   if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT_MS) throw fail('timeout', `phải là số nguyên mili giây từ 1 đến ${MAX_TIMEOUT_MS} (nhận được ${shown(entry.timeout)}).`)
   const websocket = entry.websocket === undefined ? true : entry.websocket
   if (typeof websocket !== 'boolean') throw fail('websocket', `phải là true hoặc false (nhận được ${shown(entry.websocket)}).`)
+  const audience = parseAudience(entry, token as RouteTokenRule, defaults.oidc, fail)
   return {
     name: entry.name,
     prefix,
@@ -90,7 +94,45 @@ function parseRoute(entry: unknown, index: number, defaults: RouteDefaults): Api
     timeoutMs: timeout,
     websocket,
     headers: parseHeaders(entry.headers, (field, message) => fail(field, message)),
+    ...(audience ? { audience } : {}),
   }
+}
+
+/**
+ * `resource` (RFC 8707: an absolute URI without fragment) and `scope` (scope tokens separated by spaces): the audience
+ * of the route's own token, which only an OpenID Provider issues, and which a route that sends no token has no use for;
+ * `exchange: true` has it obtained by token exchange (RFC 8693).
+ */
+function parseAudience(entry: Record<string, unknown>, token: RouteTokenRule, oidc: boolean, fail: (field: string, message: string) => ConfigError): RouteAudience | undefined {
+  const { resource, scope, exchange } = entry
+  if (exchange !== undefined && typeof exchange !== 'boolean') throw fail('exchange', `phải là true hoặc false (nhận được ${shown(exchange)}).`)
+  if (resource === undefined && scope === undefined) {
+    if (exchange) throw fail('exchange', 'cần resource hoặc scope: token được đổi lấy cho audience nào.')
+    return undefined
+  }
+  const field = resource === undefined ? 'scope' : 'resource'
+  if (!oidc) throw fail(field, 'token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.')
+  if (token === 'none') throw fail(field, 'tuyến có token none không gửi token nào: bỏ trường này hoặc đổi token.')
+  if (resource !== undefined && !isResourceIndicator(resource)) throw fail('resource', `phải là một URI tuyệt đối, không có fragment (#), vd. https://billing.example.com (nhận được ${shown(resource)}).`)
+  let scopes: string[] | undefined
+  if (scope !== undefined) {
+    scopes = typeof scope === 'string' ? [...new Set(scope.split(' ').filter(Boolean))] : []
+    if (!scopes.length || scopes.some(item => !SCOPE_TOKEN.test(item))) throw fail('scope', `phải là các scope cách nhau bởi dấu cách, mỗi scope gồm ký tự ASCII in được, không có " hay \\ (nhận được ${shown(scope)}).`)
+  }
+  const joined = scopes?.join(' ')
+  return {
+    ...(resource !== undefined ? { resource: resource as string } : {}),
+    ...(joined !== undefined ? { scope: joined } : {}),
+    key: `${resource ?? ''} ${joined ?? ''}`,
+    ...(exchange ? { exchange: true as const } : {}),
+  }
+}
+
+/** An absolute URI (a scheme, then no space or control character) without a fragment. */
+function isResourceIndicator(value: unknown): boolean {
+  // eslint-disable-next-line no-control-regex
+  if (typeof value !== 'string' || value.length > 2048 || /[\u0000-\u0020\u007F#]/.test(value)) return false
+  return /^[a-z][a-z0-9+.-]*:./i.test(value) && URL.canParse(value)
 }
 
 /** `/api/<segment>[/<segment>...]`: lower-case unreserved characters, no dot segment, no trailing '/'. */

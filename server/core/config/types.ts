@@ -65,9 +65,21 @@ export interface GatewayConfig {
 export type RouteTokenRule = 'user' | 'optional' | 'none'
 
 /**
- * One route of the routes file (core/config/routes.ts): requests under `prefix` go to `target`. A field for tokens per
- * audience (`resource`, `scope`) is planned: the file refuses it until it is supported.
+ * The audience of a route's own access token (APP_AUTH_KIND=oidc only): asked of the OpenID Provider with the session's
+ * refresh token, with `resource` (RFC 8707) and/or `scope`.
  */
+export interface RouteAudience {
+  /** An absolute URI without fragment: the resource server the token is for. */
+  resource?: string
+  /** Space-separated scopes, in the file's order, each once. */
+  scope?: string
+  /** `<resource> <scope>`: one token per key and session (two routes of one audience share it). */
+  key: string
+  /** Obtained by exchanging the session's access token (RFC 8693 token exchange) instead of with its refresh token. */
+  exchange?: true
+}
+
+/** One route of the routes file (core/config/routes.ts): requests under `prefix` go to `target`. */
 export interface ApiRoute {
   /** Its name in the access line, the metrics and /readyz. */
   name: string
@@ -86,6 +98,8 @@ export interface ApiRoute {
   websocket: boolean
   /** Headers added to every request to the backend (lower-case names). */
   headers: Record<string, string>
+  /** Its own access token's audience (`resource` / `scope`), instead of the session's main token. */
+  audience?: RouteAudience
 }
 
 /** The fields of the mock user a team sets (APP_AUTH_MOCK_USER): AuthUser's, each optional. */
