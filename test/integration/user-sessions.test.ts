@@ -11,7 +11,7 @@ import { useStack } from '../support/stack'
 // GET /auth/sessions, POST /auth/sessions/end and /end-others, and APP_SESSION_MAX_PER_USER (3 here).
 const CHROME_WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'
 const SAFARI_IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1'
-const NAMES = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'] as const
+const NAMES = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'gina'] as const
 const accounts: typeof USERS = Object.fromEntries(NAMES.map(name => [name, { password: `${name}123`, fullName: name, email: `${name}@example.vn`, roles: [], authorization: [] }]))
 
 const stack = useStack({ redis: true, iam: { accounts }, env: { APP_SESSION_MAX_PER_USER: '3', APP_SESSION_IDLE_TIMEOUT: '10' } })
@@ -79,6 +79,14 @@ describe('GET /auth/sessions', () => {
       expect((await rawRequest(`${a.url}${path}`)).status).toBe(405)
       expect((await post(a, path, '', {})).body).toBe(errorBody(401, 'Chưa đăng nhập hoặc phiên đăng nhập đã hết hạn.'))
     }
+  })
+
+  it('lists no session that ended another way (a logout)', async () => {
+    const kept = await login(a, 'gina')
+    const loggedOut = await login(b, 'gina')
+    expect(await sessionsOf(a, kept)).toHaveLength(2)
+    expect((await rawRequest(`${b.url}/auth/logout`, { headers: { cookie: loggedOut } })).status).toBe(302)
+    await expect.poll(async () => (await sessionsOf(a, kept)).map(session => session.current), { timeout: 1_000, interval: 50 }).toEqual([true])
   })
 
   it('moves a session\'s last-seen time when the idle timeout re-seals its cookie, not on each request', async () => {
