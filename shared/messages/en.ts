@@ -48,7 +48,7 @@ export const en: AuthMessages = {
     lastSeenAt: 'Last used',
     address: 'Address',
     end: 'End',
-    endCurrent: 'Sign out',
+    endCurrent: 'Sign out of this session',
     endLabel: 'End the session {device}',
     endOthers: 'End all other sessions',
     none: 'No other sessions.',

@@ -50,7 +50,7 @@ export const vi = {
     lastSeenAt: 'Dùng gần nhất',
     address: 'Địa chỉ',
     end: 'Kết thúc',
-    endCurrent: 'Đăng xuất',
+    endCurrent: 'Đăng xuất khỏi phiên này',
     endLabel: 'Kết thúc phiên {device}',
     endOthers: 'Kết thúc mọi phiên khác',
     none: 'Không có phiên nào khác.',
