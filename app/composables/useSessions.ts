@@ -30,7 +30,7 @@ export function useSessions() {
 
   async function call<T>(path: string, options: { method?: 'POST', body?: Record<string, unknown> } = {}): Promise<T> {
     try {
-      return await $fetch<T>(path, options)
+      return await $fetch<T>(path, options) as T
     }
     catch (error) {
       const failure = AppError.from(error)
