@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { USERS } from '../../dev/iam.mjs'
-import type { RunningGateway } from '../support/gateway'
+import { logEntries, type RunningGateway } from '../support/gateway'
 import { postLogin, sessionCookieOf } from '../support/login'
 import { rawRequest, type RawAnswer } from '../support/raw-http'
 import { agedSessionCookie } from '../support/sealed'
@@ -110,6 +110,10 @@ describe('ending sessions', () => {
     expect([answer.status, answer.body]).toEqual([200, JSON.stringify({ current: false })])
     expect(await endedEverywhere(other, started)).toBeLessThan(1_000)
     expect(await userOf(b, mine)).toMatchObject({ id: 'u-carol' })
+    // Its audit line: who, why, which device, from which client and request; never a cookie or token.
+    const line = logEntries(a.stdout()).find(entry => entry.event === 'session.end' && entry.userId === 'u-carol')
+    expect(line).toMatchObject({ type: 'audit', reason: 'user', device: 'Safari on iPhone', client: '127.0.0.1', requestId: expect.any(String) })
+    expect(JSON.stringify(line)).not.toMatch(/svc_session|v1\./)
     expect((await sessionsOf(b, mine)).map(session => session.current)).toEqual([true])
   })
 
