@@ -110,10 +110,11 @@ describe('ending sessions', () => {
     expect([answer.status, answer.body]).toEqual([200, JSON.stringify({ current: false })])
     expect(await endedEverywhere(other, started)).toBeLessThan(1_000)
     expect(await userOf(b, mine)).toMatchObject({ id: 'u-carol' })
-    // Its audit line: who, why, which device, from which client and request; never a cookie or token.
-    const line = logEntries(a.stdout()).find(entry => entry.event === 'session.end' && entry.userId === 'u-carol')
-    expect(line).toMatchObject({ type: 'audit', reason: 'user', device: 'Safari on iPhone', client: '127.0.0.1', requestId: expect.any(String) })
-    expect(JSON.stringify(line)).not.toMatch(/svc_session|v1\./)
+    // Its audit line (the log is written in the background): who, why, which device, from which client and request;
+    // never a cookie or token.
+    const line = () => logEntries(a.stdout()).find(entry => entry.event === 'session.end' && entry.userId === 'u-carol')
+    await expect.poll(line, { timeout: 5_000, interval: 50 }).toMatchObject({ type: 'audit', reason: 'user', device: 'Safari on iPhone', client: '127.0.0.1', requestId: expect.any(String) })
+    expect(JSON.stringify(line())).not.toMatch(/svc_session|v1\./)
     expect((await sessionsOf(b, mine)).map(session => session.current)).toEqual([true])
   })
 
