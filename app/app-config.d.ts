@@ -11,6 +11,8 @@ declare module '@nuxt/schema' {
       homePath?: string
       /** Language of the layer's pages: 'vi', 'en', or 'auto' (the browser's languages). @default 'vi' */
       locale?: 'vi' | 'en' | 'auto'
+      /** Seconds between a visible tab's checks that its session was not ended elsewhere; 0: off. @default 20 */
+      sessionCheckSeconds?: number
       /** Texts to replace, per language and section (keys in shared/messages/vi.ts). @default {} */
       messages?: import('../shared/messages').MessageOverrides
     }

@@ -14,6 +14,12 @@ export default defineAppConfig({
      * languages; Accept-Language in the server render). The JSON answers keep the contract's Vietnamese. @default 'vi'
      */
     locale: 'vi' as 'vi' | 'en' | 'auto',
+    /**
+     * Seconds between a visible tab's checks that its session was not ended elsewhere (another browser's list of
+     * sessions, an administrator): GET /auth/verify, no IAM call, no activity; also when a tab comes into view. 0: off.
+     * @default 20
+     */
+    sessionCheckSeconds: 20,
     /** Texts to replace, per language and section (shared/messages/vi.ts lists every key): `{ en: { login: { title: 'Welcome' } } }`. @default {} */
     messages: {},
   },

@@ -50,6 +50,22 @@ export interface SessionResponse {
   idleExpiresAt?: number
 }
 
+/** One session of a user, as GET /auth/sessions (and the server util listUserSessions) shows it. */
+export interface UserSession {
+  /** What POST /auth/sessions/end (and the server util endSession) takes. */
+  id: string
+  /** Login time, ms since the epoch. */
+  createdAt: number
+  /** Last seen in use, ms since the epoch: coarse (moved at login and by the idle timeout's re-seals). */
+  lastSeenAt: number
+  /** The client's address at login, as the gateway believes it (APP_TRUST_PROXY). */
+  address: string
+  /** A short label of the browser and system ('Chrome on Windows'); '' when unknown. */
+  device: string
+  /** The session of the request that asked (false in listUserSessions). */
+  current: boolean
+}
+
 /** Error body of every gateway route. */
 export interface GatewayErrorBody {
   statusCode: number

@@ -12,7 +12,8 @@ import { announceAuthChange, onAuthChange } from '../lib/auth-channel'
  * and on the client only when no server render did it. The token never enters this state.
  * In the browser it also keeps tabs in step: a login elsewhere shows the user here; a logout or a session end
  * elsewhere (or here, when the session's end passes) sends this tab to the login page with its path as `redirect`;
- * a tab that starts without a session (after a logout by any path) makes the others check with the server.
+ * a tab that starts without a session (after a logout by any path) makes the others check with the server; a tab in
+ * view checks now and then whether its session was ended elsewhere (svcAuth.sessionCheckSeconds).
  */
 export default defineNuxtPlugin({
   name: 'svc-auth',
@@ -94,4 +95,21 @@ function followSession(): void {
     }, Math.max(0, end - Date.now()) + 250)
   }
   watch([expiresAt, idleExpiresAt], () => arm(currentSessionEnd(expiresAt, idleExpiresAt)), { immediate: true })
+
+  // A session ended elsewhere (from another browser's list of sessions, by an administrator) reaches no tab of this
+  // browser by itself: a tab in view asks every svcAuth.sessionCheckSeconds, and when it comes into view, with
+  // GET /auth/verify (the cookie and the revocations: no IAM call; a peek, so no activity), and leaves for the login
+  // page once the server confirms that the session is gone.
+  const every = (useAppConfig().svcAuth?.sessionCheckSeconds ?? 20) * 1000
+  if (every <= 0) return
+  const stillThere = async () => {
+    if (!user.value || document.visibilityState !== 'visible') return
+    const answer = await fetch('/auth/verify', { headers: { 'x-session-peek': '1' } }).catch(() => undefined)
+    if (answer?.status !== 401 || await check()) return
+    expiresAt.value = null
+    announceAuthChange('ended')
+    await toLogin()
+  }
+  setInterval(() => void stillThere(), every)
+  document.addEventListener('visibilitychange', () => void stillThere())
 }

@@ -3,7 +3,7 @@ import * as client from 'openid-client'
 import { safeRedirect } from '../../shared/redirect'
 import { mapIamUser, MappingLimitError } from '../core/iam/mapping'
 import { COOKIE_BUDGET_BYTES, readSingleCookie, serializeCookie, setCookieLineBytes } from '../core/session/cookie'
-import { sessionEndsAt, sealValue, unsealValue } from '../core/session/seal'
+import { sessionEndsAt, sealValue, unsealValue, type SessionPayload } from '../core/session/seal'
 import { audit } from '../http/audit'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
@@ -141,10 +141,10 @@ export class ProviderLoginError extends Error {
 }
 
 /**
- * GET /auth/callback: the session of a trip that comes back right, and the page to return to. Anything else throws
+ * GET /auth/callback: the session of a trip that comes back right (sealed and sent), and the page to return to. Anything else throws
  * ProviderLoginError (the route sends the browser to the login page with its message): never a 500, never a loop.
  */
-export async function finishProviderLogin(event: H3Event): Promise<string> {
+export async function finishProviderLogin(event: H3Event): Promise<{ location: string, session: SessionPayload }> {
   const query = getQuery(event)
   const state = typeof query.state === 'string' && STATE_PATTERN.test(query.state) ? query.state : ''
   const trips = readTrips(event)
@@ -216,5 +216,5 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
   event.node.res.appendHeader('set-cookie', setCookie)
   if (idleHint) event.node.res.appendHeader('set-cookie', idleHint)
   audit(event, 'login.success', { username: user.email || user.id, userId: user.id, provider: oidcSettings().issuer })
-  return flow.redirect
+  return { location: flow.redirect, session }
 }

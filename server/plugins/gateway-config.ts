@@ -4,6 +4,7 @@ import type { LoginMethod } from '../../shared/types'
 import { missingSettingLine, missingSettings, settingWarnings } from '../core/config/start-checks'
 import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
+import { dropSessionTokens } from '../oidc/logout'
 import { startOidc, stopOidc } from '../oidc/provider'
 import { oidcSessionUser } from '../oidc/token-cache'
 import { oidcAccessToken } from '../oidc/tokens'
@@ -11,9 +12,12 @@ import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
 import { keepTickShape } from '../ops/tick-shape'
+import { onResealed } from '../session/idle'
 import { keepsSessionCookie } from '../session/plain-http'
 import { journalPendingRevocations } from '../session/revocations'
+import { noteSessionSeen } from '../session/session-index-store'
 import { takeTokensFrom } from '../session/token'
+import { onSessionEnd } from '../session/user-sessions'
 
 /**
  * The gateway's start: the logger (console.* of the whole server goes through it), then the whole configuration is
@@ -56,7 +60,15 @@ export default defineNitroPlugin((nitroApp) => {
   })
   // An OpenID session's tokens and whole user live beside it: the proxy, the tunnel and forward auth find them through
   // the session (the routes' permissions are checked on that user).
-  if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken, oidcSessionUser)
+  // A re-seal by the idle timeout moves the session's last-seen time in its user's list of sessions.
+  onResealed(noteSessionSeen)
+  // A session ended from its user's list (or by endSession) drops its tokens as a logout does.
+  if (config.kind === 'oidc') {
+    takeTokensFrom(oidcAccessToken, oidcSessionUser)
+    onSessionEnd(async (session) => {
+      await dropSessionTokens(session.sid)
+    })
+  }
   void startOidc()
   nitroApp.hooks.hook('close', stopOidc)
   // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.

@@ -13,12 +13,22 @@ import { useGatewayConfig } from '../ops/config'
 /** Secure everywhere but under `nuxt dev` (as session/cookie.ts's). */
 const secure = !import.meta.dev
 
+let resealed: ((session: SessionPayload, seen: number) => void) | undefined
+
+/**
+ * Says who hears of each re-seal (the per-user index of sessions moves the session's last-seen time: the start plugin
+ * registers session-index-store.ts's noteSessionSeen). Called synchronously: the listener must not wait on anything.
+ */
+export function onResealed(listener: (session: SessionPayload, seen: number) => void): void {
+  resealed = listener
+}
+
 /**
  * The Set-Cookie lines that slide a live session (`value` is its svc_session cookie, as sent), or undefined when none
  * is due: the idle timeout is off, less than a quarter of the window has passed since its last-seen time, or this
  * process re-sealed this same value within that quarter (requests in flight together). The new cookie keeps the
  * session's id, issue time and everything else; only `seen` moves, and its Max-Age is what is left of the 8 hours,
- * so the absolute end never moves. Then `svc_idle` with the new idle end.
+ * so the absolute end never moves. Then `svc_idle` with the new idle end. The listener of onResealed hears of it.
  */
 export function resealLines(value: string, session: SessionPayload, now = Date.now()): string[] | undefined {
   const { config, seals, sessions } = useGatewayConfig()
@@ -31,6 +41,7 @@ export function resealLines(value: string, session: SessionPayload, now = Date.n
   const fit = fitSessionToBudget({ ...session, seen: now }, payload =>
     serializeCookie(SESSION_COOKIE, sealSession(payload, seals.session), { maxAgeSeconds, secure: secure }))
   if (!fit.ok) return undefined
+  resealed?.(session, now)
   return [fit.setCookie, idleHintCookie(now + idleMs, maxAgeSeconds, secure)]
 }
 

@@ -3,3 +3,4 @@
 export { onProxyRequest } from '../proxy/hooks'
 export { revokeUserSessions } from '../session/revocations'
 export { readGatewaySession } from '../session/cookie'
+export { endSession, listUserSessions } from '../session/user-sessions'

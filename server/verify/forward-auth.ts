@@ -79,7 +79,8 @@ function answerCheck(req: IncomingMessage, res: ServerResponse, client: ClientIn
   // The token only to a trusted proxy: anyone else asking is a browser's script or a stranger (docs/forward-auth.md).
   if (config.verifyPassToken && token && client.viaTrustedProxy) headers.authorization = `Bearer ${token}`
   // A request let through is activity: the idle timeout slides when due (the proxy in front must copy this
-  // Set-Cookie onto the service's answer for the browser to get it: docs/forward-auth.md).
-  const slide = resealLines(cookie!, session!)
+  // Set-Cookie onto the service's answer for the browser to get it: docs/forward-auth.md). A check sent with
+  // X-Session-Peek (a tab of the app asking whether its session still lives: app/plugins/02.auth.ts) is none.
+  const slide = req.headers['x-session-peek'] === undefined ? resealLines(cookie!, session!) : undefined
   res.writeHead(200, slide ? { ...headers, 'set-cookie': slide } : headers).end()
 }

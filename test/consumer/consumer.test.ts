@@ -404,7 +404,7 @@ describe('a fresh app that installs the packed layer', () => {
     expect(fromLayer('types/nitro-imports.d.ts', new RegExp(String.raw`const (\w+): typeof import\('${layerPath}'\)`, 'g'))).toEqual(documented(['server util']))
     expect(fromLayer('types/imports.d.ts', new RegExp(String.raw`const (\w+): typeof import\('${layerPath}'\)`, 'g'))).toEqual(documented(['client composable', 'client util']))
     expect(fromLayer('components.d.ts', new RegExp(String.raw`export const (\w+): typeof import\("[^"]*node_modules/svc-auth-gateway/[^"]*"\)`, 'g'))).toEqual(documented(['component']))
-    expect(documented(['server util'])).toEqual(['onProxyRequest', 'readGatewaySession', 'revokeUserSessions'])
+    expect(documented(['server util'])).toEqual(['endSession', 'listUserSessions', 'onProxyRequest', 'readGatewaySession', 'revokeUserSessions'])
   })
 
   it('sends a protected page to the login page without a session, and renders it with one (its NUXT_PUBLIC_* read)', async () => {

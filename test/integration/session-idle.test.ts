@@ -132,13 +132,16 @@ describe('activity slides the idle timeout', () => {
     expect((await sessionOf(b, pairOf(line!))).idleExpiresAt).toBe(slid.seen! + IDLE)
   })
 
-  it('slides on every kind of answer: a page, /auth/session, forward auth; a check sent with X-Session-Peek is no activity', async () => {
+  it('slides on every kind of answer: a page, /auth/session, forward auth; a check sent with X-Session-Peek (/auth/session, /auth/verify) is no activity', async () => {
     const login = await loginCookie(a, 'sale', 'sale123')
     const due = () => agedSessionCookie(login, { seenAgo: QUARTER + 5_000 })
     expect(sessionLines(await rawRequest(`${a.url}/orders`, { headers: { cookie: due(), accept: 'text/html' } }))).toHaveLength(1)
     expect(sessionLines(await rawRequest(`${b.url}/auth/session`, { headers: { cookie: due() } }))).toHaveLength(1)
     expect(sessionLines(await rawRequest(`${a.url}/auth/verify`, { headers: { cookie: due() } }))).toHaveLength(1)
     expect(sessionLines(await rawRequest(`${b.url}/auth/session`, { headers: { 'cookie': due(), 'x-session-peek': '1' } }))).toEqual([])
+    // A tab's check that its session still lives (app/plugins/02.auth.ts) is no activity either.
+    const peekedVerify = await rawRequest(`${a.url}/auth/verify`, { headers: { 'cookie': due(), 'x-session-peek': '1' } })
+    expect([peekedVerify.status, sessionLines(peekedVerify)]).toEqual([200, []])
     // The answer says both ends: the 8-hour one and the idle one (of the cookie it was sent).
     const peeked = await sessionOf(b, due())
     expect(peeked.idleExpiresAt).toBeGreaterThan(Date.now() + IDLE - QUARTER - 10_000)

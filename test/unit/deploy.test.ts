@@ -207,12 +207,13 @@ describe('the forward-auth files (deploy/*-forward-auth*, run by test/e2e/forwar
     for (const [, file, excerpt] of blocks) expect(read(file!), file).toContain(`${excerpt}\n`)
   })
 
-  it('Traefik: the check is /auth/verify and copies every X-Auth-Request-* header the gateway sends', async () => {
+  it('Traefik: the check is /auth/verify, copies every X-Auth-Request-* header the gateway sends, and the idle timeout\'s re-sealed cookies', async () => {
     const { AUTH_REQUEST_HEADERS } = await import('../../server/core/verify/forward-auth')
-    const traefik = parse(read('deploy/traefik-forward-auth.yaml')) as { http: { middlewares: Record<string, { forwardAuth: { address: string, authResponseHeaders: string[] } }> } }
+    const traefik = parse(read('deploy/traefik-forward-auth.yaml')) as { http: { middlewares: Record<string, { forwardAuth: { address: string, authResponseHeaders: string[], addAuthCookiesToResponse?: string[] } }> } }
     const { forwardAuth } = traefik.http.middlewares['svc-verify-grafana']!
     expect(new URL(forwardAuth.address).pathname).toBe('/auth/verify')
     expect(forwardAuth.authResponseHeaders.map(name => name.toLowerCase())).toEqual([...AUTH_REQUEST_HEADERS])
+    expect(forwardAuth.addAuthCookiesToResponse).toEqual(['svc_session', 'svc_idle'])
   })
 
   it('nginx and Caddy set or copy every X-Auth-Request-* header the gateway sends', async () => {

@@ -12,6 +12,7 @@
  */
 
 import { checkTrustList } from '../http/forwarding'
+import { MAX_INDEXED_PER_USER } from '../session/session-index'
 import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toRedisUrl, toText, MAX_LIMIT_SECONDS } from './coerce'
 import { GATEWAY_DEFAULTS as D } from './defaults'
 import { parseMockUser } from './mock-user'
@@ -162,6 +163,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
     },
     secrets,
     sessionIdleMs: toIdleTimeoutMs(raw.session?.idleTimeout),
+    sessionMaxPerUser: toInt(raw.session?.maxPerUser, D.session.maxPerUser, 'APP_SESSION_MAX_PER_USER', 0, MAX_INDEXED_PER_USER),
     apiProxy,
     apiProxyTarget,
     apiRoutesFile,

@@ -84,6 +84,11 @@ export const GATEWAY_DEFAULTS = {
      * end stays. 0 turns it off. @default 0
      */
     idleTimeout: 0,
+    /**
+     * Live sessions one user may have at most (1 to 100): a login past it ends the oldest (revoked on every instance).
+     * 0: no cap. @default 0
+     */
+    maxPerUser: 0,
   },
   /** /api/** goes to a backend; false: none (a gateway for forward auth alone), APP_API_PROXY_TARGET not needed. @default true */
   apiProxy: true,

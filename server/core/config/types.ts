@@ -26,6 +26,8 @@ export interface GatewayConfig {
   secrets: string[]
   /** ms a session may go unused before it ends (APP_SESSION_IDLE_TIMEOUT, core/session/idle.ts); 0: no idle timeout. */
   sessionIdleMs: number
+  /** Live sessions one user may have (APP_SESSION_MAX_PER_USER): a login past it ends the oldest; 0: no cap. */
+  sessionMaxPerUser: number
   /** Whether /api/** goes to a backend (APP_API_PROXY); false: a gateway without one, APP_API_PROXY_TARGET not needed. */
   apiProxy: boolean
   /** Backend address without a trailing '/'; '' when not configured. */

@@ -19,6 +19,10 @@ const CONTRACT_ROUTES: Record<string, ContractRoute> = {
   // GET only: a HEAD would spend the code without a page to show.
   '/auth/callback': { methods: ['GET'], group: 'login' },
   '/auth/backchannel-logout': { methods: ['POST'], group: 'logout' },
+  // A user's own sessions (issue 41): the list, the end of one, the end of all others.
+  '/auth/sessions': { methods: ['GET', 'HEAD'], group: 'session' },
+  '/auth/sessions/end': { methods: ['POST'], group: 'session' },
+  '/auth/sessions/end-others': { methods: ['POST'], group: 'session' },
 }
 
 /** The contract route of a router path (the router ignores one trailing '/'), else undefined. */

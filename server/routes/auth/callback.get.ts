@@ -4,6 +4,7 @@ import { GatewayError, RequestError, MESSAGES } from '../../http/errors'
 import { defineGatewayRoute, redirectTo } from '../../http/route'
 import { finishProviderLogin, ProviderLoginError } from '../../oidc/login'
 import { isOidc } from '../../oidc/provider'
+import { recordSession } from '../../session/user-sessions'
 
 /**
  * GET /auth/callback: the OpenID Provider's answer. A good one seals the session and goes (302) to the page the login
@@ -16,7 +17,10 @@ export default defineGatewayRoute(async (event) => {
   if (!isOidc()) throw new RequestError(404, MESSAGES.ssoNotConfigured)
   let location: string
   try {
-    location = await finishProviderLogin(event)
+    const login = await finishProviderLogin(event)
+    // Into its user's list of sessions (past APP_SESSION_MAX_PER_USER the oldest end).
+    await recordSession(event, login.session)
+    location = login.location
   }
   catch (error) {
     const failure = error instanceof ProviderLoginError

@@ -9,10 +9,12 @@ import { loginWithIam } from '../../iam/auth'
 import { requireIamBaseUrl } from '../../iam/client'
 import { useGatewayConfig } from '../../ops/config'
 import { writeGatewaySession } from '../../session/cookie'
+import { recordSession } from '../../session/user-sessions'
 import { limitAttempt } from '../../stores/login-limits'
 
 /**
- * POST /auth/login: validate, (mock or) brute-force limits, IAM login + user-info, seal svc_session, answer { user }.
+ * POST /auth/login: validate, (mock or) brute-force limits, IAM login + user-info, seal svc_session, write it
+ * into its user's list of sessions (past APP_SESSION_MAX_PER_USER the oldest end), answer { user }.
  * Counted and audited (http/audit.ts).
  */
 export default defineGatewayRoute(event => auditedAttempt(event, 'login', async (record) => {
@@ -25,13 +27,13 @@ export default defineGatewayRoute(event => auditedAttempt(event, 'login', async 
   record.application = credentials.clientId ?? config.clientId
   if (config.mock) {
     const user = mockUser(credentials.username, config.mockUser)
-    writeGatewaySession(event, { user })
+    await recordSession(event, writeGatewaySession(event, { user }))
     record.userId = user.id
     return { user }
   }
   requireIamBaseUrl()
   const session = await limitAttempt(clientAddress(event), credentials.username, true, () => loginWithIam(event, credentials))
-  writeGatewaySession(event, session)
+  await recordSession(event, writeGatewaySession(event, session))
   record.userId = session.user.id
   return { user: session.user }
 }))
