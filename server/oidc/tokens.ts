@@ -5,6 +5,7 @@ import { GatewayError, MESSAGES } from '../http/errors'
 import { auditLine } from '../ops/audit'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
+import { OUTCOME_ATTRIBUTE, traced, type Span } from '../ops/tracing/spans'
 import { revokeSession } from '../session/revocations'
 import { refreshingClient } from './provider'
 import { useTokenStore, type TokenRecord } from './token-store'
@@ -127,7 +128,7 @@ async function renew(session: SessionPayload): Promise<string | undefined> {
       remember(latest)
       return latest.accessToken
     }
-    return await refresh(session, latest ?? known)
+    return await traced('renewal', 'internal', {}, span => refresh(session, latest ?? known, span))
   }
   finally {
     await release()
@@ -156,7 +157,8 @@ async function waitForOther(sid: string, known: TokenRecord): Promise<string | u
   throw new GatewayError(502, MESSAGES.iamUnreachable)
 }
 
-async function refresh(session: SessionPayload, record: TokenRecord): Promise<string | undefined> {
+/** One renewal at the provider (a `renewal` span with tracing on; outcome renewed, refused or failed). */
+async function refresh(session: SessionPayload, record: TokenRecord, span: Span | undefined): Promise<string | undefined> {
   const now = Date.now()
   let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>
   try {
@@ -166,10 +168,12 @@ async function refresh(session: SessionPayload, record: TokenRecord): Promise<st
     // Only the grant's refusal ends the session: a client error (invalid_client, a secret rotated too early) or a
     // provider that does not answer must not log everyone out.
     if (error instanceof client.ResponseBodyError && error.error === 'invalid_grant') {
+      span?.setAttribute(OUTCOME_ATTRIBUTE, 'refused')
       // The provider ended the grant: so does the gateway, on every instance.
       await endOidcSession(record, 'refresh refused')
       return undefined
     }
+    span?.setAttribute(OUTCOME_ATTRIBUTE, 'failed')
     useLogger().warn({ error: (error as Error).message }, 'không làm mới được access token tại OpenID Provider.')
     if (record.expiresAt > Date.now()) return record.accessToken
     throw new GatewayError(502, MESSAGES.iamUnreachable)
@@ -187,6 +191,7 @@ async function refresh(session: SessionPayload, record: TokenRecord): Promise<st
     useLogger().error({ error: error.message }, 'không lưu được token OIDC mới vào Redis: các instance khác sẽ dùng token cũ.')
   })
   remember(next)
+  span?.setAttribute(OUTCOME_ATTRIBUTE, 'renewed')
   return next.accessToken
 }
 

@@ -10,6 +10,7 @@ import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
 import { keepTickShape } from '../ops/tick-shape'
+import { startTracing } from '../ops/tracing/tracing'
 import { keepsSessionCookie } from '../session/plain-http'
 import { journalPendingRevocations } from '../session/revocations'
 import { takeTokensFrom } from '../session/token'
@@ -19,7 +20,7 @@ import { takeTokensFrom } from '../session/token'
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
  * with a message naming the variable; a missing IAM address or backend is an error line naming it, settings that likely
  * do not work as meant a warning); then the metrics listener, the brute-force counters and
- * the shared revocations, and the OpenID Provider's discovery (APP_AUTH_KIND=oidc, retried until it succeeds). With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
+ * the shared revocations, tracing (OTEL_*, ops/tracing/), and the OpenID Provider's discovery (APP_AUTH_KIND=oidc, retried until it succeeds). With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
  * entries is kept alive, so an idle spell cannot slow the proxy (ops/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
@@ -56,6 +57,9 @@ export default defineNitroPlugin((nitroApp) => {
   // An OpenID session's tokens and whole user live beside it: the proxy, the tunnel and forward auth find them through
   // the session (the routes' permissions are checked on that user).
   if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken, oidcSessionUser)
+  // Tracing, when the OTEL_* variables ask for it (the built server only: server/node-server.ts listens once it is
+  // on), before anything calls out: the provider's discovery waits for it.
+  if (!import.meta.dev) void startTracing().catch(() => undefined)
   void startOidc()
   nitroApp.hooks.hook('close', stopOidc)
   // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.

@@ -20,6 +20,7 @@ import type { Exchange } from '../http/scope'
 import { useGatewayConfig } from '../ops/config'
 import { statusClass, useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
+import { failSpan, pathOf, startCallSpan } from '../ops/tracing/spans'
 import { openLiveSession } from '../session/cookie'
 import { resealLines } from '../session/idle'
 import { sessionToken } from '../session/token'
@@ -133,6 +134,8 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     return answerError(res, id, toGatewayError(error), slide) // the app's hook failed: a 500 in the contract's form, logged without a stack
   }
 
+  // Tracing on: the backend call's client span, whose traceparent the backend receives.
+  const span = exchange?.span && startCallSpan(exchange.span, `backend ${req.method}`, { 'http.request.method': req.method ?? 'GET', 'server.address': host, 'url.path': pathOf(path) }, headers)
   const metrics = useMetrics()
   const { agent, turnstile } = backend.pool()
   const started = performance.now()
@@ -151,6 +154,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     // The connection goes to the next request waiting for one (after an abort above has freed it).
     if (admitted) turnstile.release()
     else leaveQueue()
+    span?.end()
     if (metrics) {
       metrics.live.streams--
       if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
@@ -167,6 +171,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
       if (statusCode < 200) return
       answered = true
+      span?.setAttribute('http.response.status_code', statusCode)
       metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
       const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
       // The app's route rules `headers` for this path, as Nitro sets them before a handler: the backend's own win.
@@ -196,6 +201,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     },
     onResponseError(_controller, error) {
       if (error instanceof BodyIdleError) metrics?.proxyRefusals.inc({ reason: 'body_idle' })
+      if (span) failSpan(span, error)
       if (res.headersSent) res.destroy(error)
       else if (!res.destroyed) answerError(res, id, backendFailure(error), slide)
     },

@@ -2,6 +2,7 @@ import { LOGIN_PATH } from '../../../shared/guard'
 import { audit } from '../../http/audit'
 import { GatewayError, RequestError, MESSAGES } from '../../http/errors'
 import { defineGatewayRoute, redirectTo } from '../../http/route'
+import { OUTCOME_ATTRIBUTE, traced } from '../../ops/tracing/spans'
 import { finishProviderLogin, ProviderLoginError } from '../../oidc/login'
 import { isOidc } from '../../oidc/provider'
 
@@ -10,13 +11,23 @@ import { isOidc } from '../../oidc/provider'
  * started from; any failure (a provider error such as access_denied, a state this browser did not start, a used or
  * expired code, an ID token that does not check out) goes to the login page with `?error=<reason>` and the same
  * `redirect`, where the page says it in words. Never a 500, never a loop: the login page does not start again by
- * itself after an error.
+ * itself after an error. With tracing on, a `login` span whose outcome is `success` or the failure's reason.
  */
 export default defineGatewayRoute(async (event) => {
   if (!isOidc()) throw new RequestError(404, MESSAGES.ssoNotConfigured)
   let location: string
   try {
-    location = await finishProviderLogin(event)
+    location = await traced('login', 'internal', {}, async (span) => {
+      try {
+        const page = await finishProviderLogin(event)
+        span?.setAttribute(OUTCOME_ATTRIBUTE, 'success')
+        return page
+      }
+      catch (error) {
+        span?.setAttribute(OUTCOME_ATTRIBUTE, error instanceof ProviderLoginError ? error.reason : 'ssoFailed')
+        throw error
+      }
+    })
   }
   catch (error) {
     const failure = error instanceof ProviderLoginError
