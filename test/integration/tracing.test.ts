@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { WebSocket } from 'ws'
 import { AUTHENTICATOR_OTP } from '../../dev/iam.mjs'
 import { logEntries, type RunningGateway } from '../support/gateway'
 import { postLogin, sessionCookieOf } from '../support/login'
 import { cookieAgent, logInWithProvider, useOidcStack } from '../support/oidc'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver'
 import { rawRequest } from '../support/raw-http'
-import { useStack } from '../support/stack'
+import { useStack, type WsBackend } from '../support/stack'
+import { startWsBackend } from '../support/ws-backend'
 
 // One OTLP/HTTP receiver for the file; every gateway below exports to it (OTLP's JSON encoding), in batches 50 ms apart.
 let receiver: OtlpReceiver
@@ -23,12 +25,17 @@ const oidc = useOidcStack({ provider: { accessTokenTtl: 4 }, env: otel })
 
 let gateway: RunningGateway
 let trusting: RunningGateway
+let tunnelling: RunningGateway
+let wsBackend: WsBackend
 beforeAll(async () => {
-  ;[gateway, trusting] = await Promise.all([
+  wsBackend = await startWsBackend()
+  ;[gateway, trusting, tunnelling] = await Promise.all([
     stack.gatewayWith({ ...otel, APP_REDIS_URL: stack.redis.url }),
     stack.gatewayWith({ ...otel, APP_OTEL_TRUST_INCOMING: 'true' }),
+    stack.gatewayWith({ ...otel, APP_API_PROXY_TARGET: wsBackend.url }),
   ])
 })
+afterAll(() => wsBackend?.close())
 
 /** Every value the tests sent or were given that must never reach a span: searched for in every exported byte. */
 const secrets = new Set<string>()
@@ -114,6 +121,17 @@ describe('tracing with the contract IAM (OTEL_EXPORTER_OTLP_ENDPOINT set)', () =
     }
   })
 
+  it('a WebSocket handshake: the backend\'s handshake is a client span under the tunnel\'s server span', async () => {
+    const ws = new WebSocket(`${tunnelling.url.replace('http', 'ws')}/api/live/echo`)
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+    ws.close()
+    const sent = traceparentOf(wsBackend.handshakes.at(-1)!.headers.traceparent)
+    const handshake = await receiver.waitFor(spans => spans.find(span => span.spanId === sent.parentId))
+    expect(handshake).toMatchObject({ name: 'websocket handshake', kind: CLIENT, traceId: sent.traceId, attributes: { 'url.path': '/live/echo', 'http.response.status_code': 101 } })
+    const server = await receiver.waitFor(spans => parentOf(spans, handshake))
+    expect(server).toMatchObject({ name: 'GET api', kind: SERVER, attributes: { 'url.path': '/api/live/echo', 'http.response.status_code': 101 } })
+  })
+
   it('spans still buffered go out when the gateway stops (SIGTERM), however long the batch delay', async () => {
     const patient = await stack.gatewayWith({ ...otel, OTEL_BSP_SCHEDULE_DELAY: '600000' })
     expect((await rawRequest(`${patient.url}/api/before-stop`)).status).toBe(200)
@@ -169,7 +187,7 @@ describe('tracing with an OpenID Provider', () => {
 describe('what the spans never hold', () => {
   it('no password, OTP, authorization code, cookie value or token in any exported byte', async () => {
     // Every span out: the gateways stop (their last batch goes out at SIGTERM).
-    await Promise.all([gateway.stop(), trusting.stop(), ...oidc.gateways.map(one => one.stop())])
+    await Promise.all([gateway.stop(), trusting.stop(), tunnelling.stop(), ...oidc.gateways.map(one => one.stop())])
     expect(secrets.size).toBeGreaterThanOrEqual(12)
     const exported = receiver.rawText()
     expect(exported.length).toBeGreaterThan(1000)

@@ -3,13 +3,8 @@
  * Provider is. Pure.
  */
 
-/** The OTEL_* variables the decision reads (the SDK and the exporter read the rest themselves). */
-export interface TracingEnv {
-  OTEL_SDK_DISABLED?: string
-  OTEL_TRACES_EXPORTER?: string
-  OTEL_EXPORTER_OTLP_ENDPOINT?: string
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string
-}
+/** The environment (OTEL_* variables); the SDK and the exporter read the others themselves. */
+export type TracingEnv = Readonly<Record<string, string | undefined>>
 
 /**
  * Whether tracing is on: an OTLP endpoint is given (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT), the SDK is not
