@@ -1,6 +1,6 @@
 /**
  * proxy/: the ways to the backend. The /api/** stream (this file), the routes of the routes file (routes.ts), their
- * backend connections (backend-pool.ts) and upload rules (upload-guard.ts), the WebSocket tunnel (ws-tunnel.ts;
+ * backend connections (backend-pool.ts) and upload rules (upload-guard.ts), the WebSocket tunnel (ws-tunnel.ts, its open tunnels in tunnels.ts;
  * dev-tunnel.ts under `nuxt dev`), and the app's onProxyRequest hooks (hooks.ts). A proxied request's token is the
  * session's (session/token.ts), whatever the IAM.
  * May import: core, ops, http, stores, session. Never iam/, oidc/ or verify/.
