@@ -24,7 +24,7 @@ import { reloadRoutes, useGatewayConfig } from './ops/config'
 import { beginDrain, isShuttingDown, workInFlight } from './ops/drain'
 import { flushLogs, useLogger } from './ops/logger'
 import { runUnder } from './ops/tracing/spans'
-import { startTracing, stopTracing, type Tracing } from './ops/tracing/tracing'
+import { startTracing, stopTracing } from './ops/tracing/tracing'
 import { proxyApiRequest } from './proxy/api-proxy'
 import { handleUpgrade, refusedAppHandshake, tunnelsUpgrade } from './proxy/ws-tunnel'
 import { journalPendingRevocations } from './session/revocations'
@@ -37,9 +37,7 @@ const CLOSE_HOOKS_MS = 2_000
 
 // Tracing, when the OTEL_* variables ask for it (docs/operations.md, Tracing; started by the gateway's plugin, before
 // the provider's discovery): the server listens once it is on. Nothing of OpenTelemetry is loaded otherwise.
-let tracing: Tracing | undefined
 const tracingStarted = startTracing().then((started) => {
-  tracing = started
   if (started) log.info({ type: 'tracing' }, 'OpenTelemetry: đã bật trace (OTLP/HTTP).')
 }, (error: Error) => log.error({ type: 'tracing', error: error.message }, 'OpenTelemetry: không bật được trace, phục vụ tiếp không có trace.'))
 // The plugins run here: the logger, the whole configuration checked (an invalid APP_* value ends the start).
@@ -74,8 +72,9 @@ function dispatch(req: IncomingMessage, res: ServerResponse, scope: RequestScope
 function serve(req: IncomingMessage, res: ServerResponse): void {
   try {
     const scope = gateRequest(req, res)
-    const span = scope.exchange.span
-    if (span) runUnder(tracing!, span, () => dispatch(req, res, scope))
+    // The proxy passes its span along itself (proxy/api-proxy.ts): the current span is for the calls Nitro's routes make.
+    const span = scope.route === 'proxy' ? undefined : scope.exchange.span
+    if (span) runUnder(span, () => dispatch(req, res, scope))
     else dispatch(req, res, scope)
   }
   catch (error) {

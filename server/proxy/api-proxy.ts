@@ -88,7 +88,7 @@ function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: Proxi
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
-  const token = sessionToken(session)
+  const token = sessionToken(session, Date.now(), scope.exchange?.span)
   // The request slides the idle timeout when due: the new cookie goes out with the answer's head, whenever it comes.
   const slide = session ? resealLines(cookie!, session) : undefined
   // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
@@ -135,7 +135,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
   }
 
   // Tracing on: the backend call's client span, whose traceparent the backend receives.
-  const span = exchange?.span && startCallSpan(exchange.span, `backend ${req.method}`, { 'http.request.method': req.method ?? 'GET', 'server.address': host, 'url.path': pathOf(path) }, headers)
+  const span = exchange?.span && startCallSpan(exchange.span, `backend ${req.method}`, () => ({ 'http.request.method': req.method ?? 'GET', 'server.address': host, 'url.path': pathOf(path) }), headers)
   const metrics = useMetrics()
   const { agent, turnstile } = backend.pool()
   const started = performance.now()

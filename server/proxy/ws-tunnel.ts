@@ -157,7 +157,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     catch (error) {
       return fail(toGatewayError(error))
     }
-    const handshake = span && startCallSpan(span, 'websocket handshake', { 'http.request.method': 'GET', 'server.address': target.host, 'url.path': pathOf(backendUrl) }, headers)
+    const handshake = span && startCallSpan(span, 'websocket handshake', () => ({ 'http.request.method': 'GET', 'server.address': target.host, 'url.path': pathOf(backendUrl) }), headers)
 
     const backendRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
       host: target.hostname,
@@ -203,7 +203,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     })
     backendRequest.end()
   }
-  const token = sessionToken(session)
+  const token = sessionToken(session, Date.now(), span)
   if (token instanceof Promise) {
     token.then(value => socket.destroyed || openBackend(value), (error: unknown) => fail(toGatewayError(error)))
     return

@@ -38,28 +38,38 @@ export interface RequestFacts {
 export function startRequestSpan(t: Tracing, request: RequestFacts, trustIncoming: boolean): Span {
   const { api } = t
   const parent = trustIncoming ? t.propagator.extract(api.ROOT_CONTEXT, request.headers, api.defaultTextMapGetter) : api.ROOT_CONTEXT
-  return t.tracer.startSpan(`${request.method} ${request.group}`, {
-    kind: api.SpanKind.SERVER,
-    attributes: {
+  const span = t.tracer.startSpan(`${request.method} ${request.group}`, { kind: api.SpanKind.SERVER }, parent)
+  // The samplers the SDK reads from OTEL_TRACES_SAMPLER decide on the trace id alone: a request not sampled costs no
+  // attributes.
+  if (span.isRecording()) {
+    span.setAttributes({
       'http.request.method': request.method,
       'url.path': pathOf(request.url),
       'url.scheme': request.scheme,
       'http.route': request.group,
       'client.address': request.client,
-    },
-  }, parent)
+    })
+  }
+  return span
 }
 
 /** Ends a request's server span with its answer's status (0: the client left before any answer). */
 export function endRequestSpan(span: Span, status: number): void {
+  if (!span.isRecording()) return
   if (status > 0) span.setAttribute('http.response.status_code', status)
   if (status >= 500 || status === 0) span.setStatus({ code: 2 })
   span.end()
 }
 
-/** Runs `work` with `span` as the current span: the calls it makes (IAM, provider, Redis) become its children. */
-export function runUnder<T>(t: Tracing, span: Span, work: () => T): T {
-  return t.contexts.with(t.api.trace.setSpan(t.api.ROOT_CONTEXT, span), work)
+/**
+ * Runs `work` with `span` as the current span: the calls it makes (IAM, provider, Redis) become its children. The
+ * current span lives in an AsyncLocalStorage, which costs every promise of the process something once used (Node 20,
+ * 22): paths that know their span (the proxy, the tunnel) pass it along instead, and a span not sampled is never made
+ * current (its children would not be sampled either: the calls run as with tracing off).
+ */
+export function runUnder<T>(span: Span, work: () => T): T {
+  const t = useTracing()
+  return t && span.isRecording() ? t.contexts.with(t.api.trace.setSpan(t.api.ROOT_CONTEXT, span), work) : work()
 }
 
 /** An error's type for `error.type`: its HTTP status when it has one, else its class name (never its message). */
@@ -99,12 +109,20 @@ export async function traced<T>(name: string, kind: 'client' | 'internal', attri
 /**
  * A client span under `parent` (a request's server span) for a call made outside any current span: the proxy's
  * backend call, a WebSocket handshake. Its `traceparent` is written into `headers`, so the backend's spans join the
- * trace with this span as their parent. End it when the call ends.
+ * trace with this span as their parent. End it when the call ends. A request not sampled gets no span (undefined):
+ * the backend receives the request's own unsampled traceparent, and records nothing either when it follows it.
  */
-export function startCallSpan(parent: Span, name: string, attributes: Attributes, headers: Record<string, string | string[]>): Span | undefined {
+export function startCallSpan(parent: Span, name: string, attributes: () => Attributes, headers: Record<string, string | string[]>): Span | undefined {
   const t = useTracing()
   if (!t) return undefined
-  const span = t.tracer.startSpan(name, { kind: t.api.SpanKind.CLIENT, attributes }, t.api.trace.setSpan(t.api.ROOT_CONTEXT, parent))
+  if (!parent.isRecording()) {
+    // The propagator's own text, written without it: this is every request but the sampled ones.
+    const { traceId, spanId } = parent.spanContext()
+    headers.traceparent = `00-${traceId}-${spanId}-00`
+    if (headers.tracestate !== undefined) delete headers.tracestate
+    return undefined
+  }
+  const span = t.tracer.startSpan(name, { kind: t.api.SpanKind.CLIENT, attributes: attributes() }, t.api.trace.setSpan(t.api.ROOT_CONTEXT, parent))
   injectTraceHeaders(span, headers)
   return span
 }
@@ -113,8 +131,9 @@ export function startCallSpan(parent: Span, name: string, attributes: Attributes
 export function injectTraceHeaders(span: Span, headers: Record<string, string | string[]>): void {
   const t = useTracing()
   if (!t) return
-  delete headers.traceparent
-  delete headers.tracestate
+  // `delete` only when there is something to remove: it turns the object into a slow dictionary for undici's walk.
+  if (headers.traceparent !== undefined) delete headers.traceparent
+  if (headers.tracestate !== undefined) delete headers.tracestate
   t.propagator.inject(t.api.trace.setSpan(t.api.ROOT_CONTEXT, span), headers, t.api.defaultTextMapSetter)
 }
 
