@@ -24,12 +24,14 @@ export function providerFetch(endpoints: () => ProviderEndpoints | undefined): c
     const operation = providerOperation(url, endpoints(), grantTypeOf(options.body))
     const address = new URL(withoutQuery(url))
     const attributes = { 'http.request.method': options.method, 'server.address': address.host, 'url.path': address.pathname }
+    // The start's discovery (and its keys) is a trace of its own; any other call belongs to a request's.
+    const root = operation === 'discovery' || operation === 'jwks'
     return traced(`oidc ${operation}`, 'client', attributes, async (span) => {
       const headers = { ...options.headers }
       if (span) injectTraceHeaders(span, headers)
       const response = await fetch(url, { ...options, headers } as RequestInit)
       span?.setAttribute('http.response.status_code', response.status)
       return response
-    })
+    }, root)
   }
 }

@@ -146,6 +146,20 @@ describe('tracing with the contract IAM (OTEL_EXPORTER_OTLP_ENDPOINT set)', () =
     expect(server).toMatchObject({ name: 'GET api', kind: SERVER, attributes: { 'url.path': '/api/live/echo', 'http.response.status_code': 101 } })
   })
 
+  it('a request not sampled exports nothing, its lines carry no ids, and the backend is told it is not sampled', async () => {
+    const unsampled = await stack.gatewayWith({ ...otel, OTEL_SERVICE_NAME: 'unsampled-gateway', OTEL_TRACES_SAMPLER: 'always_off' })
+    const login = await postLogin(unsampled, { username: 'sale', password: 'sale123' }, { 'x-request-id': 'unsampled-login' })
+    expect(login.status).toBe(200)
+    const cookie = sessionCookieOf(login)
+    keep('sale123', cookie.split('=')[1])
+    const echoed = JSON.parse((await rawRequest(`${unsampled.url}/api/unsampled`, { headers: { cookie, 'x-request-id': 'unsampled-api' } })).body)
+    expect(traceparentOf(echoed.headers.traceparent).flags).toBe('00')
+    await expect.poll(() => logEntries(unsampled.stdout()).filter(line => String(line.requestId).startsWith('unsampled-')).length).toBeGreaterThanOrEqual(3)
+    for (const line of logEntries(unsampled.stdout())) expect(line.traceId).toBeUndefined()
+    await unsampled.stop()
+    expect(receiver.spans.filter(span => span.service === 'unsampled-gateway')).toEqual([])
+  })
+
   it('spans still buffered go out when the gateway stops (SIGTERM), however long the batch delay', async () => {
     const patient = await stack.gatewayWith({ ...otel, OTEL_BSP_SCHEDULE_DELAY: '600000' })
     expect((await rawRequest(`${patient.url}/api/before-stop`)).status).toBe(200)

@@ -88,11 +88,14 @@ export function failSpan(span: Span, error: unknown): void {
 /**
  * Runs `work` in a span of its own, child of the current one (a client call: `kind` 'client'; a named step:
  * 'internal'); a thrown error marks it failed. With tracing off, `work` runs with no span and nothing else is done.
+ * Without a current span (a request not sampled, work outside any request) there is no span either, unless `root`
+ * (the start's discovery of the provider): a request not sampled never makes traces of its own from its calls.
  */
-export async function traced<T>(name: string, kind: 'client' | 'internal', attributes: Attributes, work: (span: Span | undefined) => Promise<T>): Promise<T> {
+export async function traced<T>(name: string, kind: 'client' | 'internal', attributes: Attributes, work: (span: Span | undefined) => Promise<T>, root = false): Promise<T> {
   const t = useTracing()
   if (!t) return work(undefined)
   const parent = t.contexts.active()
+  if (!root && !t.api.trace.getSpan(parent)) return work(undefined)
   const span = t.tracer.startSpan(name, { kind: kind === 'client' ? t.api.SpanKind.CLIENT : t.api.SpanKind.INTERNAL, attributes }, parent)
   try {
     return await t.contexts.with(t.api.trace.setSpan(parent, span), () => work(span))
