@@ -18,7 +18,7 @@ import { useGatewayConfig } from '../ops/config'
 import { isShuttingDown } from '../ops/drain'
 import type { RouteGroup } from '../ops/metrics'
 import { startRequestSpan } from '../ops/tracing/spans'
-import { useTracing } from '../ops/tracing/tracing'
+import { useTracing } from '../ops/tracing/holder'
 import { slideNitroSession } from '../session/cookie'
 
 /** The 403 to answer when an unsafe request comes from another origin (whatever its path and spelling), else undefined. */

@@ -6,7 +6,7 @@
  */
 import type { Attributes, Span } from '@opentelemetry/api'
 import type { IncomingHttpHeaders } from 'node:http'
-import { useTracing, type Tracing } from './tracing'
+import { useTracing, type Tracing } from './holder'
 
 export type { Span } from '@opentelemetry/api'
 

@@ -1,35 +1,15 @@
 /**
  * ops/tracing/: OpenTelemetry traces (docs/operations.md, Tracing). The tracer of the process (this file: started
- * from the standard OTEL_* variables, flushed at the end), the spans every concern opens (spans.ts). Off (no OTLP endpoint set) nothing of OpenTelemetry is loaded and useTracing() is undefined:
- * a call site pays one check. Spans are parented explicitly or through the context manager held here, never through
+ * from the standard OTEL_* variables, flushed at the end; held in holder.ts) and the spans every concern opens
+ * (spans.ts). Off (no OTLP endpoint set) nothing of OpenTelemetry is loaded and useTracing() is undefined: a call site
+ * pays one check. Spans are parented explicitly or through the context manager the holder keeps, never through
  * OpenTelemetry's global registration, so an app's own SDK is left as it is.
  * May import: core only (and ops/).
  */
-import type * as OtelApi from '@opentelemetry/api'
-import type { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import type { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { tracingWanted, type TracingEnv } from '../../core/ops/tracing'
+import { setTracing, useTracing, type Tracing } from './holder'
 
-/** The tracer of the process and what its spans need, loaded once tracing is on. */
-export interface Tracing {
-  /** OpenTelemetry's API (trace.setSpan, SpanKind, SpanStatusCode, ROOT_CONTEXT), loaded with the SDK. */
-  readonly api: typeof OtelApi
-  readonly tracer: OtelApi.Tracer
-  /** `traceparent` and `tracestate`, read (APP_OTEL_TRUST_INCOMING) and written (the backend, the IAM, the provider). */
-  readonly propagator: W3CTraceContextPropagator
-  /** The span a piece of work runs under: set around each request's dispatch, read by the calls it makes. */
-  readonly contexts: AsyncLocalStorageContextManager
-  /** Sends what is still buffered and stops (the end of a drain). */
-  readonly shutdown: () => Promise<void>
-}
-
-let tracing: Tracing | undefined
 let starting: Promise<Tracing | undefined> | undefined
-
-/** The process's tracing, or undefined when it is off (the OTEL_* variables turn it on). */
-export function useTracing(): Tracing | undefined {
-  return tracing
-}
 
 /** The name the gateway's spans carry as their service unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) says another. */
 export const DEFAULT_SERVICE_NAME = 'svc-auth-gateway'
@@ -72,12 +52,13 @@ async function load(): Promise<Tracing> {
     contexts,
     shutdown: () => provider.shutdown(),
   }
-  tracing = started
+  setTracing(started)
   return started
 }
 
 /** Sends the spans still buffered and stops tracing, within `timeoutMs` (the end of a drain); nothing when off. */
 export async function stopTracing(timeoutMs: number): Promise<void> {
+  const tracing = useTracing()
   if (!tracing) return
   let timer: NodeJS.Timeout | undefined
   await Promise.race([
