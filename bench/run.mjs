@@ -10,6 +10,7 @@
  * - routes: a named route of APP_API_ROUTES_FILE against the default /api/** route; a file of 100 routes against 2;
  * - verify: GET /auth/verify (forward auth) against the /api/** proxy of the same gateway;
  * - idle: /api/** as shipped with APP_SESSION_IDLE_TIMEOUT on against off;
+ * - tracing: /api/** as shipped with OpenTelemetry tracing on (100% and 10% sampled, to a loopback OTLP sink) against off;
  * - oidc: /api/** with an OpenID session (APP_AUTH_KIND=oidc, the development provider) against a contract-IAM one;
  * - websockets: echoes through the gateway against direct;
  * - scaling: one gateway process against two;
@@ -35,6 +36,7 @@ import * as seal from './scenarios/seal.mjs'
 import * as session from './scenarios/session.mjs'
 import * as streaming from './scenarios/streaming.mjs'
 import * as throughput from './scenarios/throughput.mjs'
+import * as tracing from './scenarios/tracing.mjs'
 import * as verify from './scenarios/verify.mjs'
 import * as websockets from './scenarios/websockets.mjs'
 import { Bench, log, tmp } from './setup.mjs'
@@ -44,9 +46,9 @@ import { tableLines, versions } from './table.mjs'
  * The scenarios, in the order they run.
  * @type {Record<string, { run: (bench: Bench) => Promise<import('./table.mjs').ScenarioResult> }>}
  */
-const SCENARIOS = { seal, throughput, routes, session, verify, idle, oidc, websockets, scaling, streaming, memory, login, runtimes }
+const SCENARIOS = { seal, throughput, routes, session, verify, idle, tracing, oidc, websockets, scaling, streaming, memory, login, runtimes }
 /** The order of the table's rows. */
-const TABLE_ORDER = ['throughput', 'routes', 'websockets', 'session', 'verify', 'idle', 'oidc', 'streaming', 'memory', 'scaling', 'login', 'seal']
+const TABLE_ORDER = ['throughput', 'routes', 'websockets', 'session', 'verify', 'idle', 'tracing', 'oidc', 'streaming', 'memory', 'scaling', 'login', 'seal']
 
 const asked = process.argv.slice(2)
 const unknown = asked.filter(name => !(name in SCENARIOS))

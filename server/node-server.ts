@@ -18,10 +18,13 @@ import { gateRequest } from './gate/gate'
 import { answerProbe } from './gate/probes'
 import { startStores } from './gate/stores'
 import { sendGatewayError, toGatewayError } from './http/errors'
+import type { RequestScope } from './http/scope'
 import { useRouteDecider } from './http/route-decider'
 import { reloadRoutes, useGatewayConfig } from './ops/config'
 import { beginDrain, isShuttingDown, workInFlight } from './ops/drain'
 import { flushLogs, useLogger } from './ops/logger'
+import { runUnder } from './ops/tracing/spans'
+import { startTracing, stopTracing } from './ops/tracing/tracing'
 import { proxyApiRequest } from './proxy/api-proxy'
 import { handleUpgrade, refusedAppHandshake, tunnelsUpgrade } from './proxy/ws-tunnel'
 import { journalPendingRevocations } from './session/revocations'
@@ -32,6 +35,11 @@ const HEADERS_TIMEOUT_MS = 60_000
 /** The app's and the gateway's 'close' hooks (Redis, the metrics listener) get this long at the end of a drain. */
 const CLOSE_HOOKS_MS = 2_000
 
+// Tracing, when the OTEL_* variables ask for it (docs/operations.md, Tracing; started by the gateway's plugin, before
+// the provider's discovery): the server listens once it is on. Nothing of OpenTelemetry is loaded otherwise.
+const tracingStarted = startTracing().then((started) => {
+  if (started) log.info({ type: 'tracing' }, 'OpenTelemetry: đã bật trace (OTLP/HTTP).')
+}, (error: Error) => log.error({ type: 'tracing', error: error.message }, 'OpenTelemetry: không bật được trace, phục vụ tiếp không có trace.'))
 // The plugins run here: the logger, the whole configuration checked (an invalid APP_* value ends the start).
 const nitroApp = useNitroApp()
 const { config } = useGatewayConfig()
@@ -49,14 +57,25 @@ const cert = process.env.NITRO_SSL_CERT
 const key = process.env.NITRO_SSL_KEY
 const toNitro = toNodeListener(nitroApp.h3App)
 
-/** Every request: the gate works out its scope and answers its refusals; the proxy, Nitro, a probe or forward auth serve the rest. */
+/** Hands a request to who serves it, as the gate decided. */
+function dispatch(req: IncomingMessage, res: ServerResponse, scope: RequestScope): void {
+  if (scope.route === 'proxy') proxyApiRequest(req, res, scope)
+  else if (scope.route === 'nitro') toNitro(req, res)
+  else if (scope.route === 'probe') void answerProbe(scope.probe!, req, res)
+  else if (scope.route === 'verify') answerVerify(req, res, scope.client)
+}
+
+/**
+ * Every request: the gate works out its scope and answers its refusals; the proxy, Nitro, a probe or forward auth
+ * serve the rest (with tracing on, under the request's server span).
+ */
 function serve(req: IncomingMessage, res: ServerResponse): void {
   try {
     const scope = gateRequest(req, res)
-    if (scope.route === 'proxy') proxyApiRequest(req, res, scope)
-    else if (scope.route === 'nitro') toNitro(req, res)
-    else if (scope.route === 'probe') void answerProbe(scope.probe!, req, res)
-    else if (scope.route === 'verify') answerVerify(req, res, scope.client)
+    // The proxy passes its span along itself (proxy/api-proxy.ts): the current span is for the calls Nitro's routes make.
+    const span = scope.route === 'proxy' ? undefined : scope.exchange.span
+    if (span) runUnder(span, () => dispatch(req, res, scope))
+    else dispatch(req, res, scope)
   }
   catch (error) {
     // Nothing above catches for us (a throw here would end the process): the contract's 500, logged without a stack.
@@ -105,13 +124,13 @@ if (!socketPath && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
   flushLogs()
   process.exit(1)
 }
-server.listen(socketPath ? { path: socketPath } : { port, host }, () => {
+void tracingStarted.then(() => server.listen(socketPath ? { path: socketPath } : { port, host }, () => {
   const address = server.address() as AddressInfo | string
   if (typeof address === 'string') return log.info(`Listening on unix socket ${address}`)
   const baseURL = (useRuntimeConfig().app.baseURL || '').replace(/\/$/, '')
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
   log.info(`Listening on ${cert && key ? 'https' : 'http'}://${shown}:${address.port}${baseURL}`)
-})
+}))
 
 // A rejection nobody handled is logged and serving goes on (as Nitro's entry does); an exception nobody caught
 // leaves the process in a state no one knows: logged as fatal, the log flushed, exit 1 (the orchestrator restarts it).
@@ -146,7 +165,8 @@ async function exit(reason: string): Promise<void> {
   const inFlight = workInFlight()
   if (inFlight > 0) log.warn({ inFlight, reason }, `dừng: cắt ${inFlight} yêu cầu còn dở (${reason}).`)
   else log.info({ reason }, 'dừng: mọi yêu cầu đã xong.')
-  await Promise.race([nitroApp.hooks.callHook('close'), new Promise(resolve => setTimeout(resolve, CLOSE_HOOKS_MS).unref())]).catch(() => {})
+  // The spans still buffered go out beside the hooks, within the same bound.
+  await Promise.race([Promise.all([nitroApp.hooks.callHook('close'), stopTracing(CLOSE_HOOKS_MS)]), new Promise(resolve => setTimeout(resolve, CLOSE_HOOKS_MS).unref())]).catch(() => {})
   flushLogs()
   process.exit(0)
 }

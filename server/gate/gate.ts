@@ -17,6 +17,8 @@ import { attachScope, requestIdOf, unscopedClient, type RequestScope } from '../
 import { useGatewayConfig } from '../ops/config'
 import { isShuttingDown } from '../ops/drain'
 import type { RouteGroup } from '../ops/metrics'
+import { startRequestSpan } from '../ops/tracing/spans'
+import { useTracing } from '../ops/tracing/holder'
 import { slideNitroSession } from '../session/cookie'
 
 /** The 403 to answer when an unsafe request comes from another origin (whatever its path and spelling), else undefined. */
@@ -49,6 +51,7 @@ function methodRefusal(contract: ContractRoute | undefined, method: string): Gat
  *    another spelling of an app route's path (`/api//health`, `/api/health;x`) is refused, never proxied;
  * 4. GET /auth/verify goes to the forward-auth check: no Nitro work on its path;
  * 5. a request Nitro serves slides its session's idle timeout (session/cookie.ts slideNitroSession) when due.
+ * With tracing on (ops/tracing/), the request's server span starts here and hangs on its exchange.
  * Every decision is taken on the path Nitro's router sees (core/http/route-match.ts), with Nitro's route table read at
  * build time (http/route-decider.ts). The caller serves what the scope's `route` says: 'proxy' with
  * proxyApiRequest, 'nitro' with Nitro's listener, 'probe' with answerProbe, 'verify' with answerVerify.
@@ -73,6 +76,10 @@ export function gateRequest(req: IncomingMessage, res: ServerResponse): RequestS
   const id = requestIdOf(req)
   const scope: RequestScope = { id, client, route, probe, group, exchange: observeRequest(req, res, id, client.ip, group) }
   attachScope(req, scope)
+  // Tracing on: the request's server span, ended with the exchange (http/access.ts); the server runs the rest under it.
+  // The probes have none: an orchestrator's checks every few seconds would be most of the traces.
+  const tracing = useTracing()
+  if (tracing && !probe) scope.exchange.span = startRequestSpan(tracing, { method, url, headers: req.headers, group, scheme: client.proto, client: client.ip }, useGatewayConfig().config.otelTrustIncoming)
   // A proxied answer carries the id in the proxy's one writeHead (Node's fast path: a response with no header set
   // before writeHead takes the object as it is); every other answer gets it here.
   if (route !== 'proxy') res.setHeader('x-request-id', id)

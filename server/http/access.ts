@@ -5,6 +5,7 @@ import { useGatewayConfig } from '../ops/config'
 import { workStarted } from '../ops/drain'
 import { accessLineWriter, useLogger } from '../ops/logger'
 import { useMetrics, type RouteGroup } from '../ops/metrics'
+import { endRequestSpan, traceFields, type Span } from '../ops/tracing/spans'
 import type { Exchange } from './scope'
 
 /** An access line's path is cut at this length (the query is never written: it may hold anything). */
@@ -35,6 +36,8 @@ export interface AccessFacts {
   aborted?: boolean
   /** A WebSocket tunnel: the bytes the client sent through it. */
   tunnelBytesIn?: number
+  /** The exchange's server span, with tracing on: its ids join the line to the trace. */
+  span?: Span
 }
 
 /**
@@ -69,6 +72,11 @@ export function writeAccessLine(facts: AccessFacts): void {
     group: facts.group,
   }
   if (facts.route !== undefined) line.route = facts.route
+  const trace = traceFields(facts.span)
+  if (trace) {
+    line.traceId = trace.traceId
+    line.spanId = trace.spanId
+  }
   if (facts.aborted) line.aborted = true
   if (facts.tunnelBytesIn !== undefined) {
     line.tunnel = true
@@ -98,6 +106,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
     const seconds = (performance.now() - start) / 1000
     const status = res.headersSent ? res.statusCode : 0
     countExchange(group, method, status, seconds, exchange.route)
+    if (exchange.span) endRequestSpan(exchange.span, status)
     writeAccessLine({
       method,
       url: req.url,
@@ -109,6 +118,7 @@ export function observeRequest(req: IncomingMessage, res: ServerResponse, reques
       group,
       route: exchange.route,
       aborted: !res.writableFinished,
+      span: exchange.span,
     })
   })
   return exchange

@@ -12,6 +12,7 @@ import type { H3Event } from 'h3'
 import { acceptedRequestId, clientInfo, type ClientInfo } from '../core/http/forwarding'
 import { useGatewayConfig } from '../ops/config'
 import type { RouteGroup } from '../ops/metrics'
+import type { Span } from '../ops/tracing/spans'
 
 /**
  * A request's scope: its facts, worked out once by the request gate (gate/gate.ts) and read here by every concern
@@ -42,6 +43,8 @@ export interface Exchange {
   onEnd?: () => void
   /** The route of the routes file that serves it (the proxy says, with a routes file): in its access line and metrics. */
   route?: string
+  /** The request's server span, with tracing on (gate/gate.ts starts it, its end ends it). */
+  span?: Span
 }
 
 const SCOPE = Symbol('svc-gateway-scope')

@@ -1,9 +1,11 @@
 import { Agent, request } from 'undici'
 import { checkEnvelope } from '../core/iam/envelope'
+import { withoutQuery } from '../core/ops/tracing'
 import { GatewayError, IamRefusal, iamTimeoutMessage, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { useMetrics, type IamEndpoint } from '../ops/metrics'
+import { injectTraceHeaders, traced, type Span } from '../ops/tracing/spans'
 
 /** An IAM answer larger than this is refused (502, logged): it would never fit a session anyway. */
 export const MAX_IAM_RESPONSE_BYTES = 1024 * 1024
@@ -38,14 +40,19 @@ export function requireIamBaseUrl(): string {
  * One call to the IAM: JSON in and out, a timeout from sending to the last byte of the answer (APP_AUTH_TIMEOUT,
  * the contract's 10 s), keep-alive. Network failure: 502; timeout: 504.
  * The answer is returned whatever its status; see `expectIamSuccess` for the envelope rule. Timed and counted in the
- * metrics by endpoint (failures: unreachable, timeout, invalid, status_5xx).
+ * metrics by endpoint (failures: unreachable, timeout, invalid, status_5xx). With tracing on, a client span
+ * `iam <endpoint>` (method, path without its query, status) whose `traceparent` the IAM receives.
  */
-export async function callIam(call: IamCall): Promise<IamAnswer> {
+export function callIam(call: IamCall): Promise<IamAnswer> {
+  return traced(`iam ${call.endpoint}`, 'client', { 'http.request.method': call.method, 'url.path': withoutQuery(call.path) }, span => measuredIamCall(call, span))
+}
+
+async function measuredIamCall(call: IamCall, span: Span | undefined): Promise<IamAnswer> {
   const metrics = useMetrics()
-  if (!metrics) return requestIam(call)
+  if (!metrics) return requestIam(call, span)
   const started = performance.now()
   try {
-    const answer = await requestIam(call)
+    const answer = await requestIam(call, span)
     if (answer.status >= 500) metrics.iamFailures.inc({ endpoint: call.endpoint, reason: 'status_5xx' })
     return answer
   }
@@ -60,22 +67,28 @@ export async function callIam(call: IamCall): Promise<IamAnswer> {
   }
 }
 
-async function requestIam(call: IamCall): Promise<IamAnswer> {
+async function requestIam(call: IamCall, span: Span | undefined): Promise<IamAnswer> {
   const url = requireIamBaseUrl() + call.path
   const { iamTimeoutSeconds } = useGatewayConfig().config
   const signal = AbortSignal.timeout(iamTimeoutSeconds * 1000)
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    ...(call.body ? { 'content-type': 'application/json' } : {}),
+    ...call.headers,
+  }
+  if (span) {
+    span.setAttribute('server.address', new URL(url).host)
+    injectTraceHeaders(span, headers)
+  }
   try {
     const response = await request(url, {
       method: call.method,
       dispatcher: iamAgent,
       signal,
-      headers: {
-        accept: 'application/json',
-        ...(call.body ? { 'content-type': 'application/json' } : {}),
-        ...call.headers,
-      },
+      headers,
       body: call.body ? JSON.stringify(call.body) : undefined,
     })
+    span?.setAttribute('http.response.status_code', response.statusCode)
     const chunks: Buffer[] = []
     let size = 0
     for await (const chunk of response.body as AsyncIterable<Buffer>) {

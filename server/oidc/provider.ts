@@ -10,6 +10,8 @@ import type { OidcConfig } from '../core/config/types'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
+import { tracingStarted } from '../ops/tracing/tracing'
+import { providerFetch } from './traced-fetch'
 
 /**
  * The OpenID Provider as the gateway knows it: its discovery document and signing keys, read at start with retries
@@ -21,6 +23,10 @@ let configuration: client.Configuration | undefined
 let refreshing: client.Configuration | undefined
 let discovering: Promise<void> | undefined
 let stopped = false
+/** With tracing on, every call to the provider is a span (traced-fetch.ts); undefined: openid-client's own fetch. */
+let tracedFetch: client.CustomFetch | undefined
+/** The endpoints of the latest discovery document (the spans' names). */
+let knownEndpoints: client.ServerMetadata | undefined
 
 /** Whether this gateway logs in through an OpenID Provider (APP_AUTH_KIND=oidc). */
 export function isOidc(): boolean {
@@ -59,6 +65,10 @@ function adopt(discovered: client.Configuration, settings: OidcConfig): void {
   configuration = discovered
   refreshing = new client.Configuration(discovered.serverMetadata(), settings.clientId, undefined, clientAuth(settings))
   refreshing.timeout = discovered.timeout
+  if (tracedFetch) {
+    configuration[client.customFetch] = tracedFetch
+    refreshing[client.customFetch] = tracedFetch
+  }
   if (new URL(settings.issuer).protocol === 'http:') client.allowInsecureRequests(refreshing)
 }
 
@@ -76,11 +86,14 @@ async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<c
   const issuer = new URL(settings.issuer)
   const auth = clientAuth(settings)
   const execute = [client.enableNonRepudiationChecks, ...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [])]
-  const config = await client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds })
+  tracedFetch ??= providerFetch(() => knownEndpoints)
+  const config = await client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds, [client.customFetch]: tracedFetch })
+  knownEndpoints = config.serverMetadata()
   // The signing keys too, before the gateway says it is ready: handed to openid-client as its first copy.
-  const jwksUri = config.serverMetadata().jwks_uri
+  const jwksUri = knownEndpoints.jwks_uri
   if (!jwksUri) throw new Error('the provider publishes no jwks_uri')
-  const answer = await fetch(jwksUri, { signal: AbortSignal.timeout(timeoutSeconds * 1000), headers: { accept: 'application/json' } })
+  const init = { signal: AbortSignal.timeout(timeoutSeconds * 1000), headers: { accept: 'application/json' } }
+  const answer = tracedFetch ? await tracedFetch(jwksUri, { ...init, method: 'GET', body: undefined, redirect: 'follow' } as unknown as client.CustomFetchOptions) : await fetch(jwksUri, init)
   const jwks = answer.ok ? await answer.json() as { keys?: unknown } : undefined
   if (!jwks || !Array.isArray(jwks.keys)) throw new Error(`the provider's JWKS (${jwksUri}) answered ${answer.status} without keys`)
   client.setJwksCache(config, { jwks: jwks as client.JWKS, uat: Math.floor(Date.now() / 1000) })
@@ -93,6 +106,8 @@ export function startOidc(): Promise<void> {
   discovering ??= (async () => {
     const settings = oidcSettings()
     const { iamTimeoutSeconds } = useGatewayConfig().config
+    // With tracing on, discovery is a traced call: it waits the few ms the SDK takes to load.
+    await tracingStarted()
     for (let attempt = 0, delay = 1_000; !stopped; attempt++, delay = Math.min(delay * 2, 30_000)) {
       try {
         adopt(await discover(settings, iamTimeoutSeconds), settings)

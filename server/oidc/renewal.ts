@@ -5,6 +5,7 @@ import { GatewayError, MESSAGES } from '../http/errors'
 import { auditLine } from '../ops/audit'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
+import { OUTCOME_ATTRIBUTE, traced, type Span } from '../ops/tracing/spans'
 import { revokeSession } from '../session/revocations'
 import { refreshingClient } from './provider'
 import { alive, cachedTokens, expiryOf, forgetTokens, fresh, remember, tokenFor, type KeptToken, type TokenRecord } from './token-cache'
@@ -87,7 +88,8 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
         remember(latest)
         return token.accessToken
       }
-      return await (audience?.exchange ? exchange(session, latest, audience) : refresh(session, latest, audience))
+      // A `renewal` span with tracing on (its outcome: renewed, refused or failed).
+      return await traced('renewal', 'internal', {}, span => audience?.exchange ? exchange(session, latest, audience, span) : refresh(session, latest, audience, span))
     }
     finally {
       await release()
@@ -134,7 +136,7 @@ function audienceParameters(audience: RouteAudience | undefined): Record<string,
 }
 
 /** One refresh token grant (with the audience's `resource` and `scope`), its result written back under the lock. */
-async function refresh(session: SessionPayload, record: TokenRecord, audience: RouteAudience | undefined): Promise<string | undefined> {
+async function refresh(session: SessionPayload, record: TokenRecord, audience: RouteAudience | undefined, span?: Span): Promise<string | undefined> {
   const now = Date.now()
   const parameters = audienceParameters(audience)
   let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>
@@ -146,13 +148,16 @@ async function refresh(session: SessionPayload, record: TokenRecord, audience: R
     // audience the provider does not serve, or a provider that does not answer must not log everyone out.
     const refusal = error instanceof client.ResponseBodyError ? error.error : undefined
     if (refusal === 'invalid_grant') {
+      span?.setAttribute(OUTCOME_ATTRIBUTE, 'refused')
       // The provider ended the grant: so does the gateway, on every instance.
       await endOidcSession(record, 'refresh refused')
       return undefined
     }
+    span?.setAttribute(OUTCOME_ATTRIBUTE, 'failed')
     useLogger().warn({ error: (error as Error).message, ...(audience ? { resource: audience.resource, scope: audience.scope } : {}) }, 'không làm mới được access token tại OpenID Provider.')
     return aliveOr(tokenFor(record, audience?.key), new GatewayError(502, audience && refusal ? MESSAGES.audienceTokenRefused : MESSAGES.iamUnreachable))
   }
+  span?.setAttribute(OUTCOME_ATTRIBUTE, 'renewed')
   return keep(session, record, audience, tokens, now)
 }
 
@@ -161,7 +166,7 @@ async function refresh(session: SessionPayload, record: TokenRecord, audience: R
  * same lock) for one of the audience. The provider's refusal (any error answer, `invalid_grant` included: it is the
  * subject token's, not the grant's) is 502 for the route, the session kept.
  */
-async function exchange(session: SessionPayload, record: TokenRecord, audience: RouteAudience): Promise<string | undefined> {
+async function exchange(session: SessionPayload, record: TokenRecord, audience: RouteAudience, span: Span | undefined): Promise<string | undefined> {
   let latest = record
   if (!fresh(latest) && latest.refreshToken) {
     if (await refresh(session, latest, undefined) === undefined) return undefined
@@ -174,10 +179,12 @@ async function exchange(session: SessionPayload, record: TokenRecord, audience: 
     tokens = await client.genericGrantRequest(refreshingClient(), TOKEN_EXCHANGE, { subject_token: latest.accessToken, subject_token_type: ACCESS_TOKEN_TYPE, ...audienceParameters(audience) })
   }
   catch (error) {
+    span?.setAttribute(OUTCOME_ATTRIBUTE, 'failed')
     useLogger().warn({ error: (error as Error).message, resource: audience.resource, scope: audience.scope }, 'OpenID Provider không đổi được token cho audience (token exchange).')
     const refused = error instanceof client.ResponseBodyError
     return aliveOr(tokenFor(latest, audience.key), new GatewayError(502, refused ? MESSAGES.audienceTokenRefused : MESSAGES.iamUnreachable))
   }
+  span?.setAttribute(OUTCOME_ATTRIBUTE, 'renewed')
   return keep(session, latest, audience, tokens, now)
 }
 

@@ -111,7 +111,7 @@ export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
   const ttl = (until: number) => Math.max(1, until - Date.now())
   return {
     async get(sid) {
-      const value = await withinBudget(() => redis.get(KEY.record(sid)))
+      const value = await withinBudget(() => redis.get(KEY.record(sid)), 'GET')
       const record = value ? unsealValue(value, sealKeys) : null
       return isRecord(record) && record.sid === sid ? record : undefined
     },
@@ -122,29 +122,29 @@ export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
       const index = (key: string) => batch.sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT')
       index(KEY.sub(record.sub))
       if (record.providerSid) index(KEY.providerSid(record.providerSid))
-      await withinBudget(() => batch.exec())
+      await withinBudget(() => batch.exec(), 'MULTI')
     },
     async delete(record) {
       const batch = redis.multi().del(KEY.record(record.sid)).srem(KEY.sub(record.sub), record.sid)
       if (record.providerSid) batch.srem(KEY.providerSid(record.providerSid), record.sid)
-      await withinBudget(() => batch.exec())
+      await withinBudget(() => batch.exec(), 'MULTI')
     },
     async sessionsOf(by) {
-      return withinBudget(() => redis.smembers('sub' in by ? KEY.sub(by.sub) : KEY.providerSid(by.providerSid)))
+      return withinBudget(() => redis.smembers('sub' in by ? KEY.sub(by.sub) : KEY.providerSid(by.providerSid)), 'SMEMBERS')
     },
     async lock(sid, ms) {
       const holder = randomUUID()
-      const taken = await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', ms, 'NX'))
+      const taken = await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', ms, 'NX'), 'SET')
       if (taken !== 'OK') return undefined
       return async () => {
-        await withinBudget(() => redis.eval(RELEASE, 1, KEY.lock(sid), holder)).catch(() => undefined)
+        await withinBudget(() => redis.eval(RELEASE, 1, KEY.lock(sid), holder), 'EVAL').catch(() => undefined)
       }
     },
     async firstUse(jti, until) {
-      return (await withinBudget(() => redis.set(KEY.jti(jti), '1', 'PX', ttl(until), 'NX'))) === 'OK'
+      return (await withinBudget(() => redis.set(KEY.jti(jti), '1', 'PX', ttl(until), 'NX'), 'SET')) === 'OK'
     },
     async forgetUse(jti) {
-      await withinBudget(() => redis.del(KEY.jti(jti)))
+      await withinBudget(() => redis.del(KEY.jti(jti)), 'DEL')
     },
   }
 }

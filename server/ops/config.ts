@@ -1,7 +1,7 @@
 /**
  * ops/: what the process runs on, for every layer above: its configuration (this file: APP_* parsed once, the sealed
  * kinds' keys, the cache of opened session cookies, the routes file), the logger, the metrics and their listener, audit
- * lines, the drain's count of work in flight, throttled warnings, the tick-shape option.
+ * lines, the drain's count of work in flight, throttled warnings, the tick-shape option, and traces (tracing/).
  * May import: core only (and its own files). Reads no request: the request's facts are http/'s.
  */
 import { randomBytes } from 'node:crypto'

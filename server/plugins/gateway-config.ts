@@ -12,6 +12,7 @@ import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
 import { keepTickShape } from '../ops/tick-shape'
+import { startTracing } from '../ops/tracing/tracing'
 import { onResealed } from '../session/idle'
 import { keepsSessionCookie } from '../session/plain-http'
 import { journalPendingRevocations } from '../session/revocations'
@@ -24,7 +25,7 @@ import { onSessionEnd } from '../session/user-sessions'
  * read and checked (a missing or short APP_SESSION_SECRET, or any invalid APP_* value, stops the production server
  * with a message naming the variable; a missing IAM address or backend is an error line naming it, settings that likely
  * do not work as meant a warning); then the metrics listener, the brute-force counters and
- * the shared revocations, and the OpenID Provider's discovery (APP_AUTH_KIND=oidc, retried until it succeeds). With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
+ * the shared revocations, tracing (OTEL_*, ops/tracing/), and the OpenID Provider's discovery (APP_AUTH_KIND=oidc, retried until it succeeds). With APP_KEEP_TICK_SHAPE (opt-in: it changes the whole process), one of Node's nextTick
  * entries is kept alive, so an idle spell cannot slow the proxy (ops/tick-shape.ts).
  */
 export default defineNitroPlugin((nitroApp) => {
@@ -69,6 +70,9 @@ export default defineNitroPlugin((nitroApp) => {
       await dropSessionTokens(session.sid)
     })
   }
+  // Tracing, when the OTEL_* variables ask for it (the built server only: server/node-server.ts listens once it is
+  // on), before anything calls out: the provider's discovery waits for it.
+  if (!import.meta.dev) void startTracing().catch(() => undefined)
   void startOidc()
   nitroApp.hooks.hook('close', stopOidc)
   // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.

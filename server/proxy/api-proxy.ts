@@ -1,6 +1,6 @@
 /**
  * proxy/: the ways to the backend. The /api/** stream (this file), the routes of the routes file (routes.ts), their
- * backend connections (backend-pool.ts) and upload rules (upload-guard.ts), the WebSocket tunnel (ws-tunnel.ts;
+ * backend connections (backend-pool.ts) and upload rules (upload-guard.ts), the WebSocket tunnel (ws-tunnel.ts, its open tunnels in tunnels.ts;
  * dev-tunnel.ts under `nuxt dev`), and the app's onProxyRequest hooks (hooks.ts). A proxied request's token is the
  * session's (session/token.ts), whatever the IAM.
  * May import: core, ops, http, stores, session. Never iam/, oidc/ or verify/.
@@ -21,6 +21,7 @@ import { useGatewayConfig } from '../ops/config'
 import { statusClass } from '../ops/metric-series'
 import { useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
+import { failSpan, pathOf, startCallSpan } from '../ops/tracing/spans'
 import { openLiveSession } from '../session/cookie'
 import { resealLines } from '../session/idle'
 import { sessionToken } from '../session/token'
@@ -88,7 +89,7 @@ function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: Proxi
   // Two svc_session values (one planted by a sibling subdomain): no session.
   const cookie = readSingleCookie(req.headers.cookie, SESSION_COOKIE)
   const session = cookie ? openLiveSession(cookie) : null
-  const token = sessionToken(session, backend.audience)
+  const token = sessionToken(session, backend.audience, scope.exchange?.span)
   // The request slides the idle timeout when due: the new cookie goes out with the answer's head, whenever it comes.
   const slide = session ? resealLines(cookie!, session) : undefined
   // An OpenID session's token on its first use here, or being renewed: the request waits for it (its body unread).
@@ -134,6 +135,8 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     return answerError(res, id, toGatewayError(error), slide) // the app's hook failed: a 500 in the contract's form, logged without a stack
   }
 
+  // Tracing on: the backend call's client span, whose traceparent the backend receives.
+  const span = exchange?.span && startCallSpan(exchange.span, `backend ${req.method}`, () => ({ 'http.request.method': req.method ?? 'GET', 'server.address': host, 'url.path': pathOf(path) }), headers)
   const metrics = useMetrics()
   const { agent, turnstile } = backend.pool()
   const started = performance.now()
@@ -152,6 +155,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     // The connection goes to the next request waiting for one (after an abort above has freed it).
     if (admitted) turnstile.release()
     else leaveQueue()
+    span?.end()
     if (metrics) {
       metrics.live.streams--
       if (!answered) metrics.backendDuration.observe('none', (performance.now() - started) / 1000)
@@ -168,6 +172,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       // Interim answers (103 Early Hints, ...): dropped, the final answer follows on the same exchange.
       if (statusCode < 200) return
       answered = true
+      span?.setAttribute('http.response.status_code', statusCode)
       metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
       const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
       // The app's route rules `headers` for this path, as Nitro sets them before a handler: the backend's own win.
@@ -197,6 +202,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
     },
     onResponseError(_controller, error) {
       if (error instanceof BodyIdleError) metrics?.proxyRefusals.inc({ reason: 'body_idle' })
+      if (span) failSpan(span, error)
       if (res.headersSent) res.destroy(error)
       else if (!res.destroyed) answerError(res, id, backendFailure(error), slide)
     },

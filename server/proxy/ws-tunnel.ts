@@ -9,65 +9,24 @@ import { backendPath } from '../core/proxy/api-path'
 import { OpenSlots } from '../core/proxy/open-slots'
 import { rawErrorResponse, rawResponseHead } from '../core/proxy/raw-response'
 import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
-import { liveToken, sessionExpiresAt, type SessionPayload } from '../core/session/seal'
 import { countExchange, writeAccessLine } from '../http/access'
 import { GatewayError, MESSAGES, toGatewayError } from '../http/errors'
 import { requestIdOf, unscopedClient } from '../http/scope'
 import { useGatewayConfig } from '../ops/config'
-import { isShuttingDown, onShutdown, workStarted } from '../ops/drain'
-import { useMetrics } from '../ops/metrics'
+import { isShuttingDown, workStarted } from '../ops/drain'
 import { throttledWarning } from '../ops/throttled-warning'
+import { endRequestSpan, failSpan, pathOf, startCallSpan, startRequestSpan } from '../ops/tracing/spans'
+import { useTracing } from '../ops/tracing/holder'
 import { openLiveSession } from '../session/cookie'
-import { followIdle, resealLines } from '../session/idle'
-import { isSessionRevoked } from '../session/revocations'
+import { resealLines } from '../session/idle'
 import { sessionToken } from '../session/token'
 import { runProxyRequestHooks } from './hooks'
 import { routeOf, routeRefusal } from './routes'
+import { joinSockets } from './tunnels'
 
-/** Open tunnels are checked this often for a session that ended (8-hour end, token expiry, revocation). */
-const SESSION_SWEEP_MS = 1_000
-/** After a tunnel is ended (FIN both ways), it is destroyed if still open after this long. */
-const END_GRACE_MS = 1_000
-
-interface Tunnel {
-  session: SessionPayload | null
-  /** Whether its session went idle (APP_SESSION_IDLE_TIMEOUT) by the newest last-seen time this process met. */
-  idle: (now: number) => boolean
-  end: () => void
-}
-
-const tunnels = new Set<Tunnel>()
-let sweeper: NodeJS.Timeout | undefined
 /** Tunnels open, and handshakes under way, per session id and per client address (APP_WS_MAX_PER_*). */
 const slots = new OpenSlots()
 const warnCapped = throttledWarning()
-/** A tunnel's client connection is probed this often when silent: a client gone without a word frees its slots. */
-const KEEPALIVE_MS = 30_000
-
-/**
- * A tunnel opened with a session ends with it: its 8-hour end, the token's expiry, a revocation, or its idle timeout
- * (messages through a tunnel are no activity: an unattended page's live feed must not keep its session).
- */
-function sweepEndedSessions(): void {
-  const now = Date.now()
-  for (const tunnel of tunnels) {
-    const { session } = tunnel
-    // A contract-IAM token that expired ends the tunnel; mock and OpenID sessions keep no token in the cookie.
-    if (session && (sessionExpiresAt(session) <= now || (session.accessToken !== undefined && !liveToken(session, now)) || tunnel.idle(now) || isSessionRevoked(session))) tunnel.end()
-  }
-}
-
-/** Ends every open tunnel (FIN to both sides, destroyed a second later if still open): for the shutdown. */
-export function endAllTunnels(): void {
-  for (const tunnel of tunnels) tunnel.end()
-}
-
-onShutdown(endAllTunnels)
-
-/** Tunnels open now. */
-export function openTunnels(): number {
-  return tunnels.size
-}
 
 /** The contract's JSON error on a raw socket, then the socket is closed. */
 function refuse(socket: Socket, error: GatewayError, requestId: string): void {
@@ -110,7 +69,9 @@ export function tunnelsUpgrade(req: IncomingMessage, decide: RouteDecider): bool
  * A WebSocket handshake (an HTTP upgrade request) that reached the server. Under /api/** (no app route owning the
  * path), from this origin, an APP_TRUSTED_ORIGINS one or no browser: sent to the backend with the proxy's header rules;
  * its 101 joins the two sockets (pipes: backpressure both ways; an end, close or error on one side ends both);
- * any other answer goes back as it is. Everything else gets the contract's JSON error.
+ * any other answer goes back as it is. Everything else gets the contract's JSON error. With tracing on, the
+ * handshake is a server span (`GET api`, ended with the tunnel, as its access line) and the backend's handshake a
+ * client span (`websocket handshake`), whose traceparent the backend receives.
  */
 export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer, decide: RouteDecider): void {
   const started = performance.now()
@@ -121,9 +82,12 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
   let status = 0
   let routeName: string | undefined
   const ended = workStarted()
+  const tracing = useTracing()
+  const span = tracing && startRequestSpan(tracing, { method, url: req.url ?? '/', headers: req.headers, group: 'api', scheme: client.proto, client: client.ip }, config.otelTrustIncoming)
   socket.on('error', () => socket.destroy())
   socket.once('close', () => {
     ended()
+    if (span) endRequestSpan(span, status)
     countExchange('api', method, status, undefined, routeName)
     writeAccessLine({
       method,
@@ -136,6 +100,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
       group: 'api',
       route: routeName,
       tunnelBytesIn: status === 101 ? socket.bytesRead : undefined,
+      span,
     })
   })
   const fail = (error: GatewayError) => {
@@ -192,6 +157,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     catch (error) {
       return fail(toGatewayError(error))
     }
+    const handshake = span && startCallSpan(span, 'websocket handshake', () => ({ 'http.request.method': 'GET', 'server.address': target.host, 'url.path': pathOf(backendUrl) }), headers)
 
     const backendRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
       host: target.hostname,
@@ -205,11 +171,19 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     const onClientGone = () => backendRequest.destroy()
     socket.once('close', onClientGone)
     backendRequest.once('timeout', () => backendRequest.destroy(Object.assign(new Error('handshake timeout'), { code: 'ETIMEDOUT' })))
-    backendRequest.on('error', error => fail(handshakeFailure(error)))
+    backendRequest.on('error', (error) => {
+      if (handshake) {
+        failSpan(handshake, error)
+        handshake.end()
+      }
+      fail(handshakeFailure(error))
+    })
     // Any other answer (401, 403, 404, ...) goes back as it is, then the connection closes.
     backendRequest.once('response', (response) => {
       socket.off('close', onClientGone)
       status = response.statusCode ?? 502
+      handshake?.setAttribute('http.response.status_code', status)
+      handshake?.end()
       const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
       socket.write(rawResponseHead(status, withSlide({ ...out, connection: 'close' })))
       closeWhenWritten(socket)
@@ -219,6 +193,8 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     })
     backendRequest.once('upgrade', (response, backendSocket: Socket, backendHead: Buffer) => {
       socket.off('close', onClientGone)
+      handshake?.setAttribute('http.response.status_code', 101)
+      handshake?.end()
       if (socket.destroyed) return void backendSocket.destroy()
       status = 101
       const { headers: out } = browserResponseHeaders(response.headers as IncomingHttpHeaders, requestId)
@@ -227,71 +203,10 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     })
     backendRequest.end()
   }
-  const token = sessionToken(session, target.audience)
+  const token = sessionToken(session, target.audience, span)
   if (token instanceof Promise) {
     token.then(value => socket.destroyed || openBackend(value), (error: unknown) => fail(toGatewayError(error)))
     return
   }
   openBackend(token)
-}
-
-/**
- * Joins the browser's and the backend's sockets; tracked for the session sweep and the shutdown. WebSockets have no
- * half-close: when either side ends (its FIN), the tunnel ends both ways at once and gives its slots back (`release`),
- * though the other side may never close its own (node:http's sockets are half-open); what either side sent before
- * its end is still delivered.
- */
-function joinSockets(client: Socket, clientHead: Buffer, backend: Socket, backendHead: Buffer, session: SessionPayload | null, release: () => void): void {
-  for (const side of [client, backend]) {
-    side.setTimeout(0)
-    side.setNoDelay(true)
-    side.setKeepAlive(true, KEEPALIVE_MS)
-  }
-  if (backendHead.length) client.write(backendHead)
-  if (clientHead.length) backend.write(clientHead)
-  client.pipe(backend, { end: false })
-  backend.pipe(client, { end: false })
-  const metrics = useMetrics()
-  if (metrics) metrics.live.tunnels++
-  let ending = false
-  let grace: NodeJS.Timeout | undefined
-  // FIN both ways, after what each side was already sent; what arrives from now on is read and dropped, so a side
-  // that closes is seen closing. Cut a grace period later if still open.
-  const end = () => {
-    if (ending) return
-    ending = true
-    release()
-    client.unpipe(backend)
-    backend.unpipe(client)
-    for (const side of [client, backend]) {
-      side.resume()
-      side.end()
-    }
-    grace = setTimeout(() => {
-      client.destroy()
-      backend.destroy()
-    }, END_GRACE_MS).unref()
-  }
-  const idle = session ? followIdle(session) : undefined
-  const tunnel: Tunnel = { session, idle: idle?.idle ?? (() => false), end }
-  let open = 2
-  const closed = () => {
-    end()
-    if (--open > 0) return
-    clearTimeout(grace)
-    idle?.stop()
-    tunnels.delete(tunnel)
-    if (metrics) metrics.live.tunnels--
-    if (tunnels.size === 0 && sweeper) {
-      clearInterval(sweeper)
-      sweeper = undefined
-    }
-  }
-  for (const side of [client, backend]) {
-    side.once('end', end)
-    side.once('close', closed)
-    side.on('error', end)
-  }
-  tunnels.add(tunnel)
-  sweeper ??= setInterval(sweepEndedSessions, SESSION_SWEEP_MS).unref()
 }

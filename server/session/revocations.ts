@@ -8,6 +8,7 @@ import { workStarted } from '../ops/drain'
 import { useLogger } from '../ops/logger'
 import { useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
+import { OUTCOME_ATTRIBUTE, traced } from '../ops/tracing/spans'
 import { connectRedis, withinBudget } from '../stores/redis'
 import { readJournal, removeJournal, writeJournal } from './revocation-journal'
 
@@ -61,7 +62,7 @@ async function publish(redis: Redis, revocations: readonly Revocation[]): Promis
       batch.set(keyOf(revocation), text, 'PX', ttlOf(revocation)).publish(CHANNEL, text)
     }
     try {
-      await withinBudget(() => batch.exec())
+      await withinBudget(() => batch.exec(), 'MULTI')
     }
     catch (error) {
       warn(`Redis không nhận được thu hồi phiên (${error instanceof Error ? error.message : String(error)}): giữ cục bộ, gửi lại khi Redis trở lại.`)
@@ -250,13 +251,16 @@ export function isSessionRevoked(session: RevocableSession): boolean {
   return revoked.isRevoked(session)
 }
 
-async function revoke(revocation: Revocation): Promise<void> {
-  revoked.add(revocation)
-  useMetrics()?.revocations.inc({ kind: revocation.kind })
-  // Before the start has connected Redis, as during an outage: kept, sent with the first sync.
-  if (!shared) return useGatewayConfig().config.redisUrl ? keepPending([revocation]) : undefined
-  if (redisDown) return keepPending([revocation])
-  keepPending(await publish(shared.redis, [revocation]))
+/** A revocation, in a `revocation` span with tracing on (outcome: shared through Redis, pending for it, or local). */
+function revoke(revocation: Revocation): Promise<void> {
+  return traced('revocation', 'internal', { 'svc_gateway.revocation.kind': revocation.kind }, async (span) => {
+    revoked.add(revocation)
+    useMetrics()?.revocations.inc({ kind: revocation.kind })
+    // Before the start has connected Redis, as during an outage: kept, sent with the first sync.
+    const unsent = !shared || redisDown ? (useGatewayConfig().config.redisUrl ? [revocation] : []) : await publish(shared.redis, [revocation])
+    keepPending(unsent)
+    span?.setAttribute(OUTCOME_ATTRIBUTE, unsent.length ? 'pending' : shared ? 'shared' : 'local')
+  })
 }
 
 /** Revokes one session until its 8-hour end, on every instance (within the process without Redis). */
@@ -277,7 +281,7 @@ export function revokeUserSessions(userId: string): Promise<void> {
 export async function pingRevocationsRedis(): Promise<boolean> {
   if (!shared || shared.redis.status !== 'ready') return false
   try {
-    await withinBudget(() => shared!.redis.ping())
+    await withinBudget(() => shared!.redis.ping(), 'PING')
     return true
   }
   catch {

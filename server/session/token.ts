@@ -3,6 +3,7 @@ import type { RouteAudience } from '../core/config/types'
 import { mockSessionUser } from '../core/iam/mock'
 import { liveToken, type SessionPayload } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
+import { runUnder, type Span } from '../ops/tracing/spans'
 
 /**
  * Where a session's token comes from when its kind of IAM keeps the tokens beside the session, not in the cookie: its
@@ -29,11 +30,12 @@ export function takeTokensFrom(source: KeptTokenSource, users?: KeptUserSource):
  * The token a live session sends to the backend: the contract IAM's from the cookie (while it has not expired); an
  * OpenID session's from its token store, renewed when due (a promise then: first use here, or a renewal), or for a
  * route with an audience (`resource` / `scope`, OpenID only: core/config/routes.ts) that audience's; none in mock
- * mode or without a session.
+ * mode or without a session. `span` (tracing on): the request's, for a renewal's spans to join its trace.
  */
-export function sessionToken(session: SessionPayload | null, audience?: RouteAudience): string | undefined | Promise<string | undefined> {
+export function sessionToken(session: SessionPayload | null, audience?: RouteAudience, span?: Span): string | undefined | Promise<string | undefined> {
   if (!session) return undefined
   if (session.accessToken !== undefined) return liveToken(session)
+  if (span && keptTokens) return runUnder(span, () => keptTokens!(session, audience))
   return keptTokens?.(session, audience)
 }
 

@@ -85,12 +85,12 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.say(`Redis không dùng được (${error instanceof Error ? error.message : String(error)}): dùng bộ đếm cục bộ.`)
   }
 
-  /** Runs a Redis call within the budget. */
-  private async attempt<T>(call: () => Promise<T>): Promise<Outcome<T>> {
+  /** Runs a Redis call (`operation`: its command, for tracing) within the budget. */
+  private async attempt<T>(operation: string, call: () => Promise<T>): Promise<Outcome<T>> {
     // Without an offline queue, a call made while the connection is not ready is never sent.
     const sent = this.redis.status === 'ready'
     try {
-      return { value: await withinBudget(call) }
+      return { value: await withinBudget(call, operation) }
     }
     catch (error) {
       this.warn(error)
@@ -102,7 +102,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   async reserve(entries: readonly LimitEntry[], windowMs: number): Promise<ReserveResult> {
     const active = entries.filter(entry => entry.limit > 0)
     if (!active.length) return { ok: true }
-    const outcome = await this.attempt(() => this.redis.eval(RESERVE_SCRIPT, active.length, ...active.map(e => e.key), windowMs, ...active.map(e => e.limit)) as Promise<number>)
+    const outcome = await this.attempt('EVAL', () => this.redis.eval(RESERVE_SCRIPT, active.length, ...active.map(e => e.key), windowMs, ...active.map(e => e.limit)) as Promise<number>)
     if ('value' in outcome) return outcome.value > 0 ? { ok: false, retryAfterMs: Number(outcome.value) } : { ok: true }
     const result = this.local.reserveNow(entries, windowMs)
     if (result.ok && outcome.missed) {
@@ -114,14 +114,14 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async release(keys: readonly string[]): Promise<void> {
     if (!keys.length) return
-    const outcome = await this.attempt(() => this.redis.eval(RELEASE_SCRIPT, keys.length, ...keys))
+    const outcome = await this.attempt('EVAL', () => this.redis.eval(RELEASE_SCRIPT, keys.length, ...keys))
     if ('value' in outcome) return
     await this.local.release(keys)
     if (outcome.missed) for (const key of keys) this.pending.subtract(key)
   }
 
   async clear(key: string): Promise<void> {
-    const outcome = await this.attempt(() => this.redis.del(key))
+    const outcome = await this.attempt('DEL', () => this.redis.del(key))
     if ('value' in outcome) return this.pending.cleared(key)
     await this.local.clear(key)
     // Carried ahead of what is counted after it. A DEL that timed out may have run already: a second one clears again.
@@ -164,7 +164,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   private carryBatch(batch: readonly PendingCount[]): Promise<unknown> {
     const now = Date.now()
     const args = batch.flatMap(entry => [entry.clear ? 1 : 0, entry.count, Math.max(1, entry.resetAt - now)])
-    return withinBudget(() => this.redis.eval(CARRY_SCRIPT, batch.length, ...batch.map(entry => entry.key), ...args))
+    return withinBudget(() => this.redis.eval(CARRY_SCRIPT, batch.length, ...batch.map(entry => entry.key), ...args), 'EVAL')
   }
 
   /** A carry that failed while Redis stayed connected (a slow moment) is tried again, not left to the next outage. */

@@ -5,6 +5,7 @@
  * May import: core, ops, http.
  */
 import type { Redis } from 'ioredis'
+import { currentSpan, traced } from '../ops/tracing/spans'
 
 /** A Redis call may cost a request at most this long; then local state serves. */
 export const REDIS_BUDGET_MS = 500
@@ -26,8 +27,16 @@ export async function connectRedis(url: string): Promise<Redis> {
   })
 }
 
-/** Runs a Redis call within REDIS_BUDGET_MS; rejects past it. */
-export async function withinBudget<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Runs a Redis call within REDIS_BUDGET_MS; rejects past it. With tracing on, a call made under a span (a request's,
+ * a renewal's) is a client span `redis <operation>` (the command or MULTI; never its keys or values).
+ */
+export function withinBudget<T>(call: () => Promise<T>, operation: string): Promise<T> {
+  if (!currentSpan()) return raceBudget(call)
+  return traced(`redis ${operation}`, 'client', { 'db.system.name': 'redis', 'db.operation.name': operation }, () => raceBudget(call))
+}
+
+async function raceBudget<T>(call: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   try {
     return await Promise.race([

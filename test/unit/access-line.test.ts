@@ -22,6 +22,13 @@ describe('accessLineMembers', () => {
     expect(accessLineMembers(plain)).not.toMatch(/aborted|tunnel|bytesIn|route/)
   })
 
+  it('writes the trace\'s ids last, only with tracing on (a sampled request)', () => {
+    const traced = { ...plain, route: 'billing', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' }
+    expect(parsed(accessLineMembers(traced))).toEqual(traced)
+    expect(accessLineMembers(traced)).toMatch(/,"route":"billing","traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7"$/)
+    expect(accessLineMembers(plain)).not.toMatch(/traceId|spanId/)
+  })
+
   it('escapes whatever a request puts in its strings: quotes, backslashes, control characters, lone surrogates', () => {
     const hostile: AccessLine = {
       ...plain,

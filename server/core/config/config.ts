@@ -196,6 +196,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       perClient: toInt(raw.wsMaxPerClient, D.wsMaxPerClient, 'APP_WS_MAX_PER_CLIENT'),
     },
     keepTickShape: raw.keepTickShape === undefined || raw.keepTickShape === '' ? D.keepTickShape : toBool(raw.keepTickShape, 'APP_KEEP_TICK_SHAPE'),
+    otelTrustIncoming: raw.otelTrustIncoming === undefined || raw.otelTrustIncoming === '' ? D.otelTrustIncoming : toBool(raw.otelTrustIncoming, 'APP_OTEL_TRUST_INCOMING'),
     verifyPassToken: raw.verifyPassToken === undefined || raw.verifyPassToken === '' ? D.verifyPassToken : toBool(raw.verifyPassToken, 'APP_VERIFY_PASS_TOKEN'),
   }
 }

@@ -158,6 +158,11 @@ export const GATEWAY_DEFAULTS = {
    * leave V8's nextTick literal on its slow path (README, Performance). Changes the whole process. @default false
    */
   keepTickShape: false,
+  /**
+   * With tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): continue the trace of an incoming `traceparent`. Off, a client
+   * chooses no trace id and forces no sampling; turn it on behind a proxy that sets or cleans the header. @default false
+   */
+  otelTrustIncoming: false,
 }
 
 export type GatewayDefaults = typeof GATEWAY_DEFAULTS

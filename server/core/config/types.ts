@@ -59,6 +59,8 @@ export interface GatewayConfig {
   webSocketLimits: { perSession: number, perClient: number }
   /** Keep one of Node's nextTick entries alive for the life of the process (opt-in; ops/tick-shape.ts). */
   keepTickShape: boolean
+  /** With tracing on, an incoming `traceparent` is continued (APP_OTEL_TRUST_INCOMING); else every request starts its own trace. */
+  otelTrustIncoming: boolean
   /** GET /auth/verify passes the IAM token on (APP_VERIFY_PASS_TOKEN). */
   verifyPassToken: boolean
 }
@@ -159,6 +161,7 @@ export interface RawGatewayConfig {
   wsMaxPerClient?: unknown
   keepTickShape?: unknown
   verifyPassToken?: unknown
+  otelTrustIncoming?: unknown
 }
 
 /** Where each field of the user, the token and the lists sit in the IAM's answers: dot paths (APP_AUTH_MAPPING_*). */

@@ -26,6 +26,9 @@ export interface AccessLine {
   /** A WebSocket tunnel (written when it closes), with the bytes the client sent through it. */
   tunnel?: true
   bytesIn?: number
+  /** With tracing on and the request sampled: its trace and server span (W3C ids, lower-case hex). */
+  traceId?: string
+  spanId?: string
 }
 
 /** Printable ASCII without `"` and `\`: a string of only these is its own JSON text between quotes. */
@@ -52,4 +55,5 @@ export function accessLineMembers(line: AccessLine): string {
     + `,"ms":${num(line.ms)},"bytes":${num(line.bytes)},"requestId":${jsonString(line.requestId)},"client":${jsonString(line.client)}`
     + `,"group":${jsonString(line.group)}${line.route === undefined ? '' : `,"route":${jsonString(line.route)}`}${line.aborted ? ',"aborted":true' : ''}`
     + `${line.tunnel ? `,"tunnel":true,"bytesIn":${num(line.bytesIn ?? 0)}` : ''}`
+    + `${line.traceId === undefined ? '' : `,"traceId":${jsonString(line.traceId)},"spanId":${jsonString(line.spanId ?? '')}`}`
 }

@@ -6,6 +6,7 @@ import { logoutConfirmationHtml } from '../../core/http/logout-page'
 import { audit } from '../../http/audit'
 import { defineGatewayRoute, redirectTo } from '../../http/route'
 import { notifyIamLogout } from '../../iam/auth'
+import { OUTCOME_ATTRIBUTE, traced } from '../../ops/tracing/spans'
 import { endProviderSession } from '../../oidc/logout'
 import { isOidc } from '../../oidc/provider'
 import { clearGatewaySession, readEverySession } from '../../session/cookie'
@@ -17,7 +18,8 @@ import { revokeSession } from '../../session/revocations'
  * Reached by another site's navigation (Sec-Fetch-Site cross-site or same-site), it only asks (a page that cannot
  * be framed); the answer's button is then a same-origin navigation. With an OpenID Provider (APP_AUTH_KIND=oidc) the
  * session's tokens are dropped on every instance and the browser goes on to the provider's logout (id_token_hint,
- * post_logout_redirect_uri).
+ * post_logout_redirect_uri). With tracing on, a `logout` span: outcome `ended` (with the sessions it revoked) or
+ * `no-session`.
  */
 export default defineGatewayRoute(async (event) => {
   const res = event.node.res
@@ -37,17 +39,22 @@ export default defineGatewayRoute(async (event) => {
     return
   }
   // Every value that opens is one of ours (a planted second cookie included): each is revoked.
-  let providerLogout: string | undefined
-  for (const session of readEverySession(event)) {
-    await revokeSession(session)
-    audit(event, 'logout', { userId: session.user.id, name: session.user.name })
-    if (session.accessToken) notifyIamLogout(session.accessToken)
-    // Each OpenID session's tokens go (the refresh token revoked at the provider); the first one's ID token is the hint.
-    if (isOidc()) {
-      const url = await endProviderSession(event, session)
-      providerLogout ??= url
+  const providerLogout = await traced('logout', 'internal', {}, async (span) => {
+    let url: string | undefined
+    const sessions = readEverySession(event)
+    span?.setAttributes({ [OUTCOME_ATTRIBUTE]: sessions.length ? 'ended' : 'no-session', 'svc_gateway.sessions': sessions.length })
+    for (const session of sessions) {
+      await revokeSession(session)
+      audit(event, 'logout', { userId: session.user.id, name: session.user.name })
+      if (session.accessToken) notifyIamLogout(session.accessToken)
+      // Each OpenID session's tokens go (the refresh token revoked at the provider); the first one's ID token is the hint.
+      if (isOidc()) {
+        const ended = await endProviderSession(event, session)
+        url ??= ended
+      }
     }
-  }
+    return url
+  })
   clearGatewaySession(event)
   // With an OpenID Provider, its own logout next (end_session_endpoint), which comes back to the post-logout address.
   redirectTo(event, providerLogout ?? redirect)

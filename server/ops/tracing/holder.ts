@@ -1,0 +1,32 @@
+/**
+ * The process's tracing once it is on (tracing.ts starts it): a file of its own, below every span helper, so that the
+ * chain from a call site to it stays short.
+ */
+import type * as OtelApi from '@opentelemetry/api'
+import type { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import type { W3CTraceContextPropagator } from '@opentelemetry/core'
+
+/** The tracer of the process and what its spans need, loaded once tracing is on. */
+export interface Tracing {
+  /** OpenTelemetry's API (trace.setSpan, SpanKind, SpanStatusCode, ROOT_CONTEXT), loaded with the SDK. */
+  readonly api: typeof OtelApi
+  readonly tracer: OtelApi.Tracer
+  /** `traceparent` and `tracestate`, read (APP_OTEL_TRUST_INCOMING) and written (the backend, the IAM, the provider). */
+  readonly propagator: W3CTraceContextPropagator
+  /** The span a piece of work runs under: set around each request's dispatch, read by the calls it makes. */
+  readonly contexts: AsyncLocalStorageContextManager
+  /** Sends what is still buffered and stops (the end of a drain). */
+  readonly shutdown: () => Promise<void>
+}
+
+let tracing: Tracing | undefined
+
+/** The process's tracing, or undefined when it is off (the OTEL_* variables turn it on). */
+export function useTracing(): Tracing | undefined {
+  return tracing
+}
+
+/** Sets the process's tracing (tracing.ts, once it is on). */
+export function setTracing(started: Tracing): void {
+  tracing = started
+}
