@@ -85,19 +85,19 @@ export function redisSessionIndex(redis: Redis): SessionIndexStore {
         .hset(key, entry.sid, JSON.stringify(entry))
         .pexpire(key, SESSION_TTL_MS + 60_000)
         .hgetall(key)
-        .exec())
+        .exec(), 'MULTI')
       const [error, fields] = answers?.[2] ?? [new Error('MULTI không trả lời')]
       if (error) throw error
       return entriesOf(fields as Record<string, string>)
     },
     async seen(userId, sid, seen) {
-      await withinBudget(() => redis.eval(SEEN_SCRIPT, 1, userIndexKey(userId), sid, String(seen)))
+      await withinBudget(() => redis.eval(SEEN_SCRIPT, 1, userIndexKey(userId), sid, String(seen)), 'EVAL')
     },
     async list(userId) {
-      return entriesOf(await withinBudget(() => redis.hgetall(userIndexKey(userId))))
+      return entriesOf(await withinBudget(() => redis.hgetall(userIndexKey(userId)), 'HGETALL'))
     },
     async remove(userId, sids) {
-      if (sids.length) await withinBudget(() => redis.hdel(userIndexKey(userId), ...sids.flatMap(sid => [sid, `${sid}:seen`])))
+      if (sids.length) await withinBudget(() => redis.hdel(userIndexKey(userId), ...sids.flatMap(sid => [sid, `${sid}:seen`])), 'HDEL')
     },
   }
 }
