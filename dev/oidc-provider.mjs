@@ -9,7 +9,7 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { pathToFileURL } from 'node:url'
-import { decodeJwt, importJWK, SignJWT, UnsecuredJWT } from 'jose'
+import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT, UnsecuredJWT } from 'jose'
 import { USERS } from './iam.mjs'
 
 /** The accounts of dev/iam.mjs that log in with a password alone (no OTP, no failure scenario). */
@@ -42,6 +42,8 @@ export function accountClaims(username) {
 /**
  * Client metadata for a gateway at `origin`: redirect `/auth/callback`, post-logout `/` (and `/auth/login`),
  * back-channel logout at `/auth/backchannel-logout` with `sid` required. No secret: a public client (PKCE only).
+ * Any other client metadata overrides these: `token_endpoint_auth_method: 'client_secret_post'`, or `'private_key_jwt'`
+ * with `jwks: { keys: [publicJwk] }`, `require_pushed_authorization_requests: true`, ...
  * @param {{ origin: string, clientId?: string, clientSecret?: string, [key: string]: unknown }} options
  */
 export function gatewayClient({ origin, clientId = 'gateway', clientSecret, ...metadata }) {
@@ -139,6 +141,28 @@ function createStore() {
   /** Every live Session payload. */
   const sessions = () => [...entries.keys()].filter(key => key.startsWith('Session:')).map(key => [key.slice(8), read(key)]).filter(([, payload]) => payload)
   return { Adapter, sessions }
+}
+
+/** The endpoints where a client authenticates: token, revocation, pushed authorization requests. */
+const CLIENT_AUTH_PATHS = ['/token', '/token/revocation', '/request']
+
+/**
+ * The client authentication method a request used, as its parts show it.
+ * @param {string | undefined} authorization
+ * @param {Record<string, unknown> | undefined} body
+ */
+function clientAuthOf(authorization, body) {
+  if (/^basic /i.test(authorization ?? '')) return 'client_secret_basic'
+  if (typeof body?.client_assertion === 'string') {
+    try {
+      return `private_key_jwt ${decodeProtectedHeader(body.client_assertion).alg}`
+    }
+    catch {
+      return 'private_key_jwt ?'
+    }
+  }
+  if (body?.client_secret) return 'client_secret_post'
+  return 'none'
 }
 
 const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
@@ -326,6 +350,11 @@ export async function startDevOidcProvider(options = {}) {
         return
       }
       await next()
+      // How the client authenticated at the token, revocation and PAR endpoints, recorded per request (oidc-provider
+      // takes client_secret_basic and client_secret_post for each other; the tests tell them apart here).
+      if (ctx.method === 'POST' && CLIENT_AUTH_PATHS.includes(ctx.path)) {
+        record({ type: 'client_auth', clientId: ctx.oidc?.client?.clientId, detail: `${ctx.path} ${clientAuthOf(ctx.headers.authorization, ctx.oidc?.body)}`, error: ctx.status >= 400 ? String(ctx.body?.error) : undefined })
+      }
       // oidc-provider emits no event for a revocation that succeeded: counted here.
       if (ctx.method === 'POST' && ctx.path === '/token/revocation' && ctx.status === 200) counters.revocation++
       if (tamper && ctx.method === 'POST' && ctx.path === '/token' && ctx.status === 200) {

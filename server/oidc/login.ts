@@ -10,7 +10,8 @@ import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { clearGatewaySession, sealGatewaySession } from '../session/cookie'
 import { redirectUriFor } from './origin'
-import { oidcSettings, rediscoverOidc, useOidcClient } from './provider'
+import { hintOnClientRefusal } from './client-auth'
+import { oidcSettings, rediscoverOidc, tokenAuthMethod, useOidcClient } from './provider'
 import { expiryOf, keepTokens } from './tokens'
 
 /**
@@ -158,6 +159,7 @@ export async function finishProviderLogin(event: H3Event): Promise<string> {
   catch (error) {
     const { error: code, code: clientCode } = error as { error?: string, code?: string }
     const detail = `${(error as Error).name}: ${(error as Error).message}${code ? ` (${code})` : ''}${clientCode ? ` [${clientCode}]` : ''}`
+    hintOnClientRefusal(error, tokenAuthMethod(), oidcSettings().clientId)
     // A key our copy of the JWKS does not hold: the provider may have rotated its keys (openid-client fetches them
     // again only when its copy is a minute old). The configuration is read again, and the browser makes one new trip
     // (the code is spent); a second failure is a failure.

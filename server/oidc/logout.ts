@@ -3,7 +3,8 @@ import * as client from 'openid-client'
 import type { SessionPayload } from '../core/session/seal'
 import { useLogger } from '../ops/logger'
 import { postLogoutUriFor } from './origin'
-import { oidcReady, refreshingClient, useOidcClient } from './provider'
+import { hintOnClientRefusal } from './client-auth'
+import { oidcReady, refreshingClient, tokenAuthMethod, useOidcClient } from './provider'
 import { useTokenStore } from './token-store'
 import { forgetTokens, tokensOf } from './tokens'
 
@@ -21,7 +22,10 @@ export async function endProviderSession(event: H3Event, session: SessionPayload
   // A refresh token outlives the session at many providers (Keycloak's offline tokens: weeks): revoked when they can.
   if (record?.refreshToken && config.serverMetadata().revocation_endpoint) {
     client.tokenRevocation(refreshingClient(), record.refreshToken, { token_type_hint: 'refresh_token' })
-      .catch((error: Error) => useLogger().warn({ error: error.message }, 'không thu hồi được refresh token tại OpenID Provider.'))
+      .catch((error: Error) => {
+        useLogger().warn({ error: error.message }, 'không thu hồi được refresh token tại OpenID Provider.')
+        hintOnClientRefusal(error, tokenAuthMethod(), config.clientMetadata().client_id)
+      })
   }
   if (!config.serverMetadata().end_session_endpoint) return undefined
   return client.buildEndSessionUrl(config, {

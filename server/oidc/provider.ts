@@ -1,14 +1,16 @@
 /**
  * oidc/: OpenID Connect as a kind of IAM (APP_AUTH_KIND=oidc). The provider's discovery and keys (this file), the
  * login trip (login.ts, with the gateway's own addresses in origin.ts), the tokens kept beside the session and their
- * renewal (tokens.ts, token-store.ts), logout at the provider (logout.ts) and back-channel logout (backchannel.ts).
+ * renewal (tokens.ts, token-store.ts), logout at the provider (logout.ts) and back-channel logout (backchannel.ts);
+ * the client's authentication at the provider (client-auth.ts).
  * May import: core, ops, http, stores, session. Never iam/.
  */
 import * as client from 'openid-client'
-import type { OidcConfig } from '../core/config/types'
+import type { OidcConfig, TokenAuthMethod } from '../core/config/types'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
+import { clientAuthFor } from './client-auth'
 
 /**
  * The OpenID Provider as the gateway knows it: its discovery document and signing keys, read at start with retries
@@ -18,6 +20,7 @@ import { useLogger } from '../ops/logger'
 let configuration: client.Configuration | undefined
 /** The same provider for refreshes: without the ID token signature check (see refreshingClient). */
 let refreshing: client.Configuration | undefined
+let method: TokenAuthMethod | undefined
 let discovering: Promise<void> | undefined
 let stopped = false
 
@@ -53,16 +56,24 @@ export function refreshingClient(): client.Configuration {
   return refreshing
 }
 
-/** Both configurations from one discovery. */
-function adopt(discovered: client.Configuration, settings: OidcConfig): void {
+/** The client authentication method in use (for the log's hint when the provider refuses the client). */
+export function tokenAuthMethod(): TokenAuthMethod | undefined {
+  return method
+}
+
+/** Both configurations from one discovery, with the same client authentication. */
+function adopt({ config: discovered, auth, method: chosen }: Discovered, settings: OidcConfig): void {
   configuration = discovered
-  refreshing = new client.Configuration(discovered.serverMetadata(), settings.clientId, undefined, clientAuth(settings))
+  method = chosen
+  refreshing = new client.Configuration(discovered.serverMetadata(), settings.clientId, undefined, auth)
   refreshing.timeout = discovered.timeout
   if (new URL(settings.issuer).protocol === 'http:') client.allowInsecureRequests(refreshing)
 }
 
-function clientAuth(settings: OidcConfig): client.ClientAuth {
-  return settings.clientSecret ? client.ClientSecretBasic(settings.clientSecret) : client.None()
+interface Discovered {
+  config: client.Configuration
+  auth: client.ClientAuth
+  method: TokenAuthMethod
 }
 
 /**
@@ -71,11 +82,14 @@ function clientAuth(settings: OidcConfig): client.ClientAuth {
  * keys are fetched again for a key id they do not hold, so a rotation at the provider is followed); plain http only
  * for a loopback issuer (development and tests, as the configuration allows).
  */
-async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<client.Configuration> {
+async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<Discovered> {
   const issuer = new URL(settings.issuer)
-  const auth = clientAuth(settings)
+  // The method is chosen from the metadata discovery reads (APP_OIDC_TOKEN_AUTH_METHOD unset): decided right after it.
+  const chosen: { auth?: client.ClientAuth, method?: TokenAuthMethod } = {}
+  const deferred: client.ClientAuth = (...args) => chosen.auth!(...args)
   const execute = [client.enableNonRepudiationChecks, ...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [])]
-  const config = await client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds })
+  const config = await client.discovery(issuer, settings.clientId, undefined, deferred, { execute, timeout: timeoutSeconds })
+  Object.assign(chosen, await clientAuthFor(settings, config.serverMetadata()))
   // The signing keys too, before the gateway says it is ready: handed to openid-client as its first copy.
   const jwksUri = config.serverMetadata().jwks_uri
   if (!jwksUri) throw new Error('the provider publishes no jwks_uri')
@@ -83,7 +97,7 @@ async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<c
   const jwks = answer.ok ? await answer.json() as { keys?: unknown } : undefined
   if (!jwks || !Array.isArray(jwks.keys)) throw new Error(`the provider's JWKS (${jwksUri}) answered ${answer.status} without keys`)
   client.setJwksCache(config, { jwks: jwks as client.JWKS, uat: Math.floor(Date.now() / 1000) })
-  return config
+  return { config, auth: chosen.auth!, method: chosen.method! }
 }
 
 /** Starts discovery once (APP_AUTH_KIND=oidc); resolves when it has succeeded. */
@@ -95,7 +109,7 @@ export function startOidc(): Promise<void> {
     for (let attempt = 0, delay = 1_000; !stopped; attempt++, delay = Math.min(delay * 2, 30_000)) {
       try {
         adopt(await discover(settings, iamTimeoutSeconds), settings)
-        useLogger().info({ issuer: settings.issuer, attempt }, 'đã đọc cấu hình nhà cung cấp định danh (OpenID Provider).')
+        useLogger().info({ issuer: settings.issuer, attempt, tokenAuthMethod: method }, 'đã đọc cấu hình nhà cung cấp định danh (OpenID Provider).')
         return
       }
       catch (error) {

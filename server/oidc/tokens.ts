@@ -6,7 +6,8 @@ import { auditLine } from '../ops/audit'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { revokeSession } from '../session/revocations'
-import { refreshingClient } from './provider'
+import { hintOnClientRefusal } from './client-auth'
+import { refreshingClient, tokenAuthMethod } from './provider'
 import { useTokenStore, type TokenRecord } from './token-store'
 
 /**
@@ -171,6 +172,7 @@ async function refresh(session: SessionPayload, record: TokenRecord): Promise<st
       return undefined
     }
     useLogger().warn({ error: (error as Error).message }, 'không làm mới được access token tại OpenID Provider.')
+    hintOnClientRefusal(error, tokenAuthMethod(), useGatewayConfig().config.oidc!.clientId)
     if (record.expiresAt > Date.now()) return record.accessToken
     throw new GatewayError(502, MESSAGES.iamUnreachable)
   }

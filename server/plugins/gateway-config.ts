@@ -4,6 +4,7 @@ import type { LoginMethod } from '../../shared/types'
 import { missingSettingLine, missingSettings, settingWarnings } from '../core/config/start-checks'
 import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
+import { readClientKey } from '../oidc/client-auth'
 import { startOidc, stopOidc } from '../oidc/provider'
 import { oidcAccessToken, oidcSessionUser } from '../oidc/tokens'
 import { loggingSettings, useGatewayConfig } from '../ops/config'
@@ -32,6 +33,7 @@ export default defineNitroPlugin((nitroApp) => {
   let config
   try {
     config = useGatewayConfig().config
+    if (config.oidc) readClientKey(config.oidc)
   }
   catch (error) {
     if (!(error instanceof ConfigError) || import.meta.dev) throw error

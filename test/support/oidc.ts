@@ -35,7 +35,7 @@ export interface OidcStack {
  * and back-channel addresses (the client `gateway`, secret `gateway-secret`; back-channel logout goes to the first).
  */
 /** Resolves once the gateway's /readyz says its provider's discovery document is read (30 s at most). */
-async function providerKnown(gateway: RunningGateway): Promise<void> {
+export async function providerKnown(gateway: RunningGateway): Promise<void> {
   const until = Date.now() + 30_000
   for (;;) {
     const checks = await fetch(`${gateway.url}/readyz`).then(answer => answer.json() as Promise<{ checks?: { oidc?: string } }>, () => undefined)

@@ -4,7 +4,7 @@
  * Pure.
  */
 import { GATEWAY_DEFAULTS as D } from './defaults'
-import type { IamMapping, OidcConfig } from './types'
+import type { IamMapping, OidcConfig, TokenAuthMethod } from './types'
 
 /** Claims paths when APP_AUTH_MAPPING_* is left at the contract IAM's default: the standard claims. */
 const OIDC_MAPPING: Partial<IamMapping> = {
@@ -58,13 +58,47 @@ export function parseOidcConfig(raw: Record<string, string>, autoRedirect: boole
   if (!scopes.includes('openid')) throw fail(`APP_OIDC_SCOPES phải có 'openid' (nhận được '${raw.scopes}').`)
   const clientId = raw.clientId ?? ''
   if (!clientId) throw fail('APP_OIDC_CLIENT_ID chưa cấu hình (bắt buộc khi APP_AUTH_KIND=oidc).')
+  const clientSecret = raw.clientSecret ?? ''
+  const clientKeyFile = raw.clientKeyFile ?? ''
   return {
     issuer: toUrl(raw.issuer ?? '', 'APP_OIDC_ISSUER', fail, true),
     clientId,
-    clientSecret: raw.clientSecret ?? '',
+    clientSecret,
+    tokenAuthMethod: toTokenAuthMethod(raw.tokenAuthMethod ?? '', clientSecret, clientKeyFile, fail),
+    clientKeyFile,
+    clientKeyId: raw.clientKeyId ?? '',
     scopes: scopes.join(' '),
     redirectUri: toUrl(raw.redirectUri ?? '', 'APP_OIDC_REDIRECT_URI', fail, false),
     postLogoutRedirectUri: toUrl(raw.postLogoutRedirectUri ?? '', 'APP_OIDC_POST_LOGOUT_REDIRECT_URI', fail, false),
     autoRedirect,
   }
+}
+
+/** The client authentication methods the gateway speaks, strongest first. */
+export const TOKEN_AUTH_METHODS: readonly TokenAuthMethod[] = ['private_key_jwt', 'client_secret_basic', 'client_secret_post', 'none']
+
+/** APP_OIDC_TOKEN_AUTH_METHOD: one of TOKEN_AUTH_METHODS ('' chooses later), with what it needs configured. */
+function toTokenAuthMethod(value: string, secret: string, keyFile: string, fail: Fail): TokenAuthMethod | '' {
+  if (!value) return ''
+  const method = TOKEN_AUTH_METHODS.find(known => known === value)
+  if (!method) throw fail(`APP_OIDC_TOKEN_AUTH_METHOD phải là một trong ${TOKEN_AUTH_METHODS.join(', ')} (nhận được '${value}').`)
+  if (method === 'private_key_jwt' && !keyFile) throw fail('APP_OIDC_TOKEN_AUTH_METHOD=private_key_jwt cần APP_OIDC_CLIENT_KEY_FILE (khoá riêng PEM hoặc JWK).')
+  if (method.startsWith('client_secret_') && !secret) throw fail(`APP_OIDC_TOKEN_AUTH_METHOD=${method} cần APP_OIDC_CLIENT_SECRET.`)
+  return method
+}
+
+/**
+ * The client authentication method to use: the configured one; else the strongest the configuration allows (a client
+ * key: private_key_jwt; a secret: client_secret_basic, then client_secret_post; neither: none) among the provider's
+ * `token_endpoint_auth_methods_supported` (absent, RFC 8414's default: client_secret_basic alone). `listed` is false
+ * when the provider lists none of those the configuration allows: the strongest is tried all the same.
+ */
+export function chooseTokenAuthMethod(settings: Pick<OidcConfig, 'tokenAuthMethod' | 'clientSecret' | 'clientKeyFile'>, supported: readonly string[] | undefined): { method: TokenAuthMethod, listed: boolean } {
+  const offered = supported ?? ['client_secret_basic']
+  if (settings.tokenAuthMethod) return { method: settings.tokenAuthMethod, listed: offered.includes(settings.tokenAuthMethod) }
+  const allowed = TOKEN_AUTH_METHODS.filter(method => method === 'private_key_jwt'
+    ? !!settings.clientKeyFile
+    : method === 'none' ? !settings.clientKeyFile && !settings.clientSecret : !!settings.clientSecret)
+  const method = allowed.find(candidate => offered.includes(candidate))
+  return method ? { method, listed: true } : { method: allowed[0]!, listed: false }
 }

@@ -166,6 +166,9 @@ export interface IamMapping {
   transactionId: string
 }
 
+/** How the gateway authenticates as a client at the provider's token, revocation and PAR endpoints. */
+export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none'
+
 /** The OpenID Connect settings (APP_AUTH_KIND=oidc, APP_OIDC_*), parsed by oidc-config.ts. */
 export interface OidcConfig {
   /** Issuer URL exactly as the provider names itself (no trailing '/' added or removed). */
@@ -173,6 +176,11 @@ export interface OidcConfig {
   clientId: string
   /** '' for a public client. */
   clientSecret: string
+  /** APP_OIDC_TOKEN_AUTH_METHOD; '' chooses from the provider's list when discovery is read (chooseTokenAuthMethod). */
+  tokenAuthMethod: TokenAuthMethod | ''
+  /** The private key file for private_key_jwt ('' for none) and its `kid` when the file does not say it. */
+  clientKeyFile: string
+  clientKeyId: string
   scopes: string
   /** '' is the request's own origin + /auth/callback. */
   redirectUri: string
