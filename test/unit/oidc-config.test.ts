@@ -61,6 +61,12 @@ describe('APP_AUTH_KIND=oidc', () => {
 
   it('takes plain http for a loopback provider only (development)', () => {
     expect(parse({ ...OIDC, APP_OIDC_ISSUER: 'http://127.0.0.1:4030' }).oidc?.issuer).toBe('http://127.0.0.1:4030')
+    // The whole of 127.0.0.0/8: a provider on 127.0.0.2 keeps its cookies apart from a gateway on 127.0.0.1.
+    expect(parse({ ...OIDC, APP_OIDC_ISSUER: 'http://127.0.0.2:4030' }).oidc?.issuer).toBe('http://127.0.0.2:4030')
+    expect(parse({ ...OIDC, APP_OIDC_ISSUER: 'http://[::1]:4030', APP_OIDC_REDIRECT_URI: 'http://localhost:3000/auth/callback' }).oidc?.redirectUri).toBe('http://localhost:3000/auth/callback')
+    for (const issuer of ['http://127.0.0.1.evil.com', 'http://localhost.evil', 'http://0x7f.1']) {
+      expect(() => parse({ ...OIDC, APP_OIDC_ISSUER: issuer })).toThrow('APP_OIDC_ISSUER phải là địa chỉ https://')
+    }
   })
 })
 

@@ -3,6 +3,7 @@
  * mapping's defaults for an OpenID Provider (the contract IAM's defaults read its envelope, which a provider has not).
  * Pure.
  */
+import { isLoopbackUrl } from '../http/loopback'
 import { GATEWAY_DEFAULTS as D } from './defaults'
 import type { IamMapping, OidcConfig, TokenAuthMethod } from './types'
 
@@ -41,8 +42,7 @@ function toUrl(value: string, variable: string, fail: Fail, required: boolean): 
   catch {
     throw fail(`${variable} không phải địa chỉ URL hợp lệ.`)
   }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrl(value))) {
     throw fail(`${variable} phải là địa chỉ https:// (http:// chỉ cho máy cục bộ).`)
   }
   if (url.username || url.password || url.hash) throw fail(`${variable} không được chứa thông tin đăng nhập hay fragment.`)
