@@ -40,7 +40,7 @@ export function accountClaims(username) {
 }
 
 /**
- * Client metadata for a gateway at `origin`: redirect `/auth/callback`, post-logout `/` (and `/auth/login`),
+ * Client metadata for a gateway at `origin`: redirect `/auth/callback`, post-logout `/auth/logged-out` (and `/`, `/auth/login`),
  * back-channel logout at `/auth/backchannel-logout` with `sid` required. No secret: a public client (PKCE only).
  * Any other client metadata overrides these: `token_endpoint_auth_method: 'client_secret_post'`, or `'private_key_jwt'`
  * with `jwks: { keys: [publicJwk] }`, `require_pushed_authorization_requests: true`, ...
@@ -53,7 +53,7 @@ export function gatewayClient({ origin, clientId = 'gateway', clientSecret, ...m
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     redirect_uris: [`${origin}/auth/callback`],
-    post_logout_redirect_uris: [`${origin}/`, `${origin}/auth/login`],
+    post_logout_redirect_uris: [`${origin}/auth/logged-out`, `${origin}/`, `${origin}/auth/login`],
     backchannel_logout_uri: `${origin}/auth/backchannel-logout`,
     backchannel_logout_session_required: true,
     ...metadata,
@@ -199,12 +199,13 @@ async function readForm(req) {
  *   clients?: Array<Record<string, unknown>>,
  *   accessTokenTtl?: number, idTokenTtl?: number, refreshTokenTtl?: number, sessionTtl?: number,
  *   rotateRefreshToken?: boolean, conformIdTokenClaims?: boolean, logoutPrompt?: 'auto' | 'confirm',
- *   clockTolerance?: number,
+ *   clockTolerance?: number, endSession?: boolean,
  * }} [options]
  *  Defaults: port 0, clients: a confidential `gateway` (secret `gateway-secret`) and a public `gateway-public`
  *  for http://127.0.0.1:3000; accessTokenTtl 30 s, idTokenTtl 300 s, refreshTokenTtl 1 day, sessionTtl 1 day,
  *  rotateRefreshToken true, conformIdTokenClaims false (profile claims in the ID token too, as Keycloak does),
- *  logoutPrompt 'auto' (the confirmation page submits itself), clockTolerance 5 s.
+ *  logoutPrompt 'auto' (the confirmation page submits itself), clockTolerance 5 s, endSession true (false: no
+ *  end_session_endpoint, as some providers have none).
  */
 export async function startDevOidcProvider(options = {}) {
   const Provider = await loadProvider()
@@ -267,7 +268,7 @@ export async function startDevOidcProvider(options = {}) {
       backchannelLogout: { enabled: true },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       rpInitiatedLogout: {
-        enabled: true,
+        enabled: options.endSession ?? true,
         logoutSource: async (ctx, form) => {
           // The form posts xsrf; with logout=yes the provider's whole session ends (every client's grant, and a
           // back-channel logout to each client that registered one). 'auto' submits it without a click.

@@ -53,7 +53,7 @@ export function useOidcStack(options: OidcStackOptions = {}): OidcStack {
     const origins = ports.map(port => `http://127.0.0.1:${port}`)
     const client = gatewayClient({ origin: origins[0]!, clientSecret: 'gateway-secret' })
     client.redirect_uris = origins.map(origin => `${origin}/auth/callback`)
-    client.post_logout_redirect_uris = origins.flatMap(origin => [`${origin}/`, `${origin}/auth/login`])
+    client.post_logout_redirect_uris = origins.flatMap(origin => [`${origin}/auth/logged-out`, `${origin}/`, `${origin}/auth/login`])
     ;[stack.provider, stack.redis] = await Promise.all([
       startDevOidcProvider({ ...options.provider, clients: [client] }),
       count > 1 || options.redis ? startRedis() : Promise.resolve(undefined),

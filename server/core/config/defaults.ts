@@ -79,7 +79,7 @@ export const GATEWAY_DEFAULTS = {
     scopes: 'openid profile email offline_access',
     /** Where the provider sends the browser back; '' is the request's own origin + /auth/callback. @default '' */
     redirectUri: '',
-    /** Where the provider sends the browser after logging out there; '' is the request's own origin + /. @default '' */
+    /** Where the provider sends the browser after logging out there; '' is the request's own origin + /auth/logged-out. @default '' */
     postLogoutRedirectUri: '',
     /** The login page sends the browser straight to the provider. @default false */
     autoRedirect: false,

@@ -184,7 +184,7 @@ export interface OidcConfig {
   scopes: string
   /** '' is the request's own origin + /auth/callback. */
   redirectUri: string
-  /** '' is the request's own origin + /. */
+  /** '' is the request's own origin + /auth/logged-out. */
   postLogoutRedirectUri: string
   autoRedirect: boolean
 }

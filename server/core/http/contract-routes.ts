@@ -19,6 +19,8 @@ const CONTRACT_ROUTES: Record<string, ContractRoute> = {
   // GET only: a HEAD would spend the code without a page to show.
   '/auth/callback': { methods: ['GET'], group: 'login' },
   '/auth/backchannel-logout': { methods: ['POST'], group: 'logout' },
+  // Where the provider's logout sends the browser back (post_logout_redirect_uri).
+  '/auth/logged-out': { methods: ['GET', 'HEAD'], group: 'logout' },
 }
 
 /** The contract route of a router path (the router ignores one trailing '/'), else undefined. */

@@ -6,7 +6,7 @@ import { logoutConfirmationHtml } from '../../core/http/logout-page'
 import { audit } from '../../http/audit'
 import { defineGatewayRoute, redirectTo } from '../../http/route'
 import { notifyIamLogout } from '../../iam/auth'
-import { endProviderSession } from '../../oidc/logout'
+import { endProviderSession, providerLogoutUrl } from '../../oidc/logout'
 import { isOidc } from '../../oidc/provider'
 import { clearGatewaySession, readEverySession } from '../../session/cookie'
 import { revokeSession } from '../../session/revocations'
@@ -16,8 +16,8 @@ import { revokeSession } from '../../session/revocations'
  * APP_AUTH_ENDPOINTS_LOGOUT is set, removes svc_session and sends the browser to an internal `redirect` (else '/').
  * Reached by another site's navigation (Sec-Fetch-Site cross-site or same-site), it only asks (a page that cannot
  * be framed); the answer's button is then a same-origin navigation. With an OpenID Provider (APP_AUTH_KIND=oidc) the
- * session's tokens are dropped on every instance and the browser goes on to the provider's logout (id_token_hint,
- * post_logout_redirect_uri).
+ * session's tokens are dropped on every instance and the browser goes on to the provider's logout (client_id,
+ * id_token_hint, post_logout_redirect_uri, a state), which comes back through GET /auth/logged-out to `redirect`.
  */
 export default defineGatewayRoute(async (event) => {
   const res = event.node.res
@@ -37,18 +37,21 @@ export default defineGatewayRoute(async (event) => {
     return
   }
   // Every value that opens is one of ours (a planted second cookie included): each is revoked.
-  let providerLogout: string | undefined
+  let providerSessions = 0
+  let idToken: string | undefined
   for (const session of readEverySession(event)) {
     await revokeSession(session)
     audit(event, 'logout', { userId: session.user.id, name: session.user.name })
     if (session.accessToken) notifyIamLogout(session.accessToken)
     // Each OpenID session's tokens go (the refresh token revoked at the provider); the first one's ID token is the hint.
     if (isOidc()) {
-      const url = await endProviderSession(event, session)
-      providerLogout ??= url
+      providerSessions++
+      const hint = await endProviderSession(session)
+      idToken ??= hint
     }
   }
   clearGatewaySession(event)
-  // With an OpenID Provider, its own logout next (end_session_endpoint), which comes back to the post-logout address.
-  redirectTo(event, providerLogout ?? redirect)
+  // With an OpenID Provider, its own logout next (end_session_endpoint), which comes back through /auth/logged-out to
+  // `redirect`; a provider without one: `redirect` at once.
+  redirectTo(event, (providerSessions && providerLogoutUrl(event, idToken, redirect)) || redirect)
 })
