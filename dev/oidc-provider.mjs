@@ -199,13 +199,15 @@ async function readForm(req) {
  *   clients?: Array<Record<string, unknown>>,
  *   accessTokenTtl?: number, idTokenTtl?: number, refreshTokenTtl?: number, sessionTtl?: number,
  *   rotateRefreshToken?: boolean, conformIdTokenClaims?: boolean, logoutPrompt?: 'auto' | 'confirm',
- *   clockTolerance?: number, endSession?: boolean,
+ *   clockTolerance?: number, endSession?: boolean, requirePar?: boolean,
  * }} [options]
  *  Defaults: port 0, clients: a confidential `gateway` (secret `gateway-secret`) and a public `gateway-public`
  *  for http://127.0.0.1:3000; accessTokenTtl 30 s, idTokenTtl 300 s, refreshTokenTtl 1 day, sessionTtl 1 day,
  *  rotateRefreshToken true, conformIdTokenClaims false (profile claims in the ID token too, as Keycloak does),
  *  logoutPrompt 'auto' (the confirmation page submits itself), clockTolerance 5 s, endSession true (false: no
- *  end_session_endpoint, as some providers have none).
+ *  end_session_endpoint, as some providers have none), requirePar false (true: every client must push its
+ *  authorization requests, RFC 9126, and discovery says require_pushed_authorization_requests; one client alone:
+ *  its metadata `require_pushed_authorization_requests: true`).
  */
 export async function startDevOidcProvider(options = {}) {
   const Provider = await loadProvider()
@@ -266,6 +268,7 @@ export async function startDevOidcProvider(options = {}) {
     features: {
       devInteractions: { enabled: false },
       backchannelLogout: { enabled: true },
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: options.requirePar ?? false },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       rpInitiatedLogout: {
         enabled: options.endSession ?? true,

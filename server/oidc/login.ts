@@ -110,16 +110,35 @@ export async function startProviderLogin(event: H3Event): Promise<string> {
     iat: Date.now(),
     retried: getQuery(event).retry === '1',
   }
-  const url = client.buildAuthorizationUrl(config, {
+  const parameters = {
     redirect_uri: flow.redirectUri,
     scope: settings.scopes,
     code_challenge: await client.calculatePKCECodeChallenge(flow.verifier),
     code_challenge_method: 'S256',
     state: flow.state,
     nonce: flow.nonce,
-  })
+  }
+  const url = settings.par || config.serverMetadata().require_pushed_authorization_requests
+    ? await pushedAuthorizationUrl(config, parameters, flow.redirect)
+    : client.buildAuthorizationUrl(config, parameters)
   writeTrips(event, [flow, ...readTrips(event)].slice(0, MAX_TRIPS))
   return url.href
+}
+
+/**
+ * PAR (RFC 9126): the parameters posted to the provider's pushed_authorization_request_endpoint, authenticated as the
+ * token requests are; the browser's URL carries only client_id and request_uri. A refusal is ssoFailed (with the
+ * client hint when it is the client's), no answer ssoUnavailable.
+ */
+async function pushedAuthorizationUrl(config: client.Configuration, parameters: Record<string, string>, redirect: string): Promise<URL> {
+  try {
+    return await client.buildAuthorizationUrlWithPAR(config, parameters)
+  }
+  catch (error) {
+    hintOnClientRefusal(error, tokenAuthMethod(), oidcSettings().clientId)
+    const refused = error instanceof client.ResponseBodyError || error instanceof client.WWWAuthenticateChallengeError
+    throw new ProviderLoginError(refused ? 'ssoFailed' : 'ssoUnavailable', redirect, `PAR: ${(error as Error).name}: ${(error as Error).message}`)
+  }
 }
 
 /**

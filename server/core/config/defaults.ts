@@ -83,6 +83,12 @@ export const GATEWAY_DEFAULTS = {
     postLogoutRedirectUri: '',
     /** The login page sends the browser straight to the provider. @default false */
     autoRedirect: false,
+    /**
+     * Pushed authorization requests (RFC 9126): the login's parameters go to the provider's PAR endpoint, the browser
+     * carries only client_id and request_uri. Also used whenever the provider says require_pushed_authorization_requests.
+     * @default false
+     */
+    par: false,
   },
   session: {
     /** At least 32 characters; required at start. */

@@ -53,7 +53,7 @@ function toUrl(value: string, variable: string, fail: Fail, required: boolean): 
  * Reads the oidc subtree (already coerced to text by the caller's helpers): issuer and client id required, URLs checked,
  * 'openid' required among the scopes.
  */
-export function parseOidcConfig(raw: Record<string, string>, autoRedirect: boolean, fail: Fail): OidcConfig {
+export function parseOidcConfig(raw: Record<string, string>, flags: Pick<OidcConfig, 'autoRedirect' | 'par'>, fail: Fail): OidcConfig {
   const scopes = (raw.scopes || D.oidc.scopes).split(/\s+/).filter(Boolean)
   if (!scopes.includes('openid')) throw fail(`APP_OIDC_SCOPES phải có 'openid' (nhận được '${raw.scopes}').`)
   const clientId = raw.clientId ?? ''
@@ -70,7 +70,7 @@ export function parseOidcConfig(raw: Record<string, string>, autoRedirect: boole
     scopes: scopes.join(' '),
     redirectUri: toUrl(raw.redirectUri ?? '', 'APP_OIDC_REDIRECT_URI', fail, false),
     postLogoutRedirectUri: toUrl(raw.postLogoutRedirectUri ?? '', 'APP_OIDC_POST_LOGOUT_REDIRECT_URI', fail, false),
-    autoRedirect,
+    ...flags,
   }
 }
 

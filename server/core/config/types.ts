@@ -187,6 +187,8 @@ export interface OidcConfig {
   /** '' is the request's own origin + /auth/logged-out. */
   postLogoutRedirectUri: string
   autoRedirect: boolean
+  /** APP_OIDC_PAR: push every authorization request (else only when the provider requires it). */
+  par: boolean
 }
 
 /**
