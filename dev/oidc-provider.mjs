@@ -10,13 +10,22 @@ import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { pathToFileURL } from 'node:url'
 import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT, UnsecuredJWT } from 'jose'
-import { USERS } from './iam.mjs'
+import { AUTHENTICATOR_OTP, USERS } from './iam.mjs'
 
 /** The accounts of dev/iam.mjs that log in with a password alone (no OTP, no failure scenario). */
 export const OIDC_USERNAMES = ['admin', 'sale', 'viewer', 'ops', 'power']
 
-/** The login page's form, for browsers and for fetch: fields `username`, `password`; `button[type=submit]` signs in. */
-export const LOGIN_FORM = { username: 'input[name="username"]', password: 'input[name="password"]', submit: 'button[type="submit"]', cancel: 'button[name="cancel"]' }
+/**
+ * The login page's form, for browsers and for fetch: fields `username`, `password`, and `otp` when the request asks
+ * for `acr_values=mfa` (the code is MFA_CODE); `button[type=submit]` signs in.
+ */
+export const LOGIN_FORM = { username: 'input[name="username"]', password: 'input[name="password"]', otp: 'input[name="otp"]', submit: 'button[type="submit"]', cancel: 'button[name="cancel"]' }
+
+/**
+ * Step-up: a login asked for `acr_values` holding `mfa` shows a one-time code field too; with this code the ID token's
+ * `acr` is `mfa` (`amr` pwd, otp), without it (a password alone) `pwd`.
+ */
+export const MFA_CODE = AUTHENTICATOR_OTP
 
 /**
  * Claims of one account, Keycloak's shape: `realm_access.roles` (role codes) and `permissions` (the web permissions
@@ -169,11 +178,12 @@ const page = (title, body) => `<!doctype html><html lang="en"><head><meta charse
 <meta name="viewport" content="width=device-width, initial-scale=1"></head><body><main><h1>${title}</h1>${body}</main></body></html>`
 const escapeHtml = value => String(value).replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
 
-function loginPage(uid, { username = '', error = '' } = {}) {
+function loginPage(uid, { username = '', error = '', mfa = false } = {}) {
   return page('Sign in', `${error ? `<p role="alert" id="error">${escapeHtml(error)}</p>` : ''}
 <form method="post" action="/interaction/${uid}/login">
 <label>Username <input name="username" autocomplete="username" required autofocus value="${escapeHtml(username)}"></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+${mfa ? '<label>One-time code <input name="otp" inputmode="numeric" autocomplete="one-time-code" required></label>' : ''}
 <button type="submit">Sign in</button> <button type="submit" name="cancel" value="yes" formaction="/interaction/${uid}/abort" formnovalidate>Cancel</button>
 </form>`)
 }
@@ -261,6 +271,7 @@ export async function startDevOidcProvider(options = {}) {
       iss: null,
     },
     responseTypes: ['code'],
+    acrValues: ['pwd', 'mfa'],
     scopes: ['openid', 'offline_access', 'profile', 'email', 'roles', 'permissions'],
     conformIdTokenClaims: options.conformIdTokenClaims ?? false,
     clockTolerance: options.clockTolerance ?? 5,
@@ -383,18 +394,20 @@ export async function startDevOidcProvider(options = {}) {
       // consent (only if a grant could not cover the request): accept it as loadExistingGrant would.
       return provider.interactionFinished(req, res, {}, { mergeWithLastSubmission: true })
     }
+    const mfa = String(details.params.acr_values ?? '').split(' ').includes('mfa')
     if (action === 'login') {
       const form = await readForm(req)
       const user = USERS[form.username]
-      if (OIDC_USERNAMES.includes(form.username) && user.password === form.password) {
+      if (OIDC_USERNAMES.includes(form.username) && user.password === form.password && (!mfa || form.otp === MFA_CODE)) {
         counters.logins++
-        record({ type: 'login', sub: `u-${form.username}` })
-        return provider.interactionFinished(req, res, { login: { accountId: `u-${form.username}` } }, { mergeWithLastSubmission: false })
+        const acr = mfa ? 'mfa' : 'pwd'
+        record({ type: 'login', sub: `u-${form.username}`, detail: acr })
+        return provider.interactionFinished(req, res, { login: { accountId: `u-${form.username}`, acr, amr: mfa ? ['pwd', 'otp'] : ['pwd'] } }, { mergeWithLastSubmission: false })
       }
       counters.login_failures++
-      return sendHtml(res, 200, loginPage(uid, { username: form.username, error: 'Invalid username or password.' }))
+      return sendHtml(res, 200, loginPage(uid, { username: form.username, mfa, error: mfa ? 'Invalid username, password or one-time code.' : 'Invalid username or password.' }))
     }
-    sendHtml(res, 200, loginPage(uid, { username: typeof details.params.login_hint === 'string' ? details.params.login_hint : '' }))
+    sendHtml(res, 200, loginPage(uid, { username: typeof details.params.login_hint === 'string' ? details.params.login_hint : '', mfa }))
   }
 
   function sendHtml(res, status, html) {

@@ -32,6 +32,9 @@ export interface TokenRecord {
   obtainedAt: number
   /** Bumped by each refresh: an instance that waited for another's refresh knows it happened. */
   generation: number
+  /** The login's ID token `acr` and `auth_time` (seconds), for step-up checks. */
+  acr?: string
+  authTime?: number
 }
 
 export interface TokenStore {

@@ -1,5 +1,6 @@
 import * as client from 'openid-client'
 import type { AuthUser } from '../../shared/types'
+import type { AuthLevel } from '../core/session/auth-level'
 import { sessionEndsAt, type SessionPayload } from '../core/session/seal'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { auditLine } from '../ops/audit'
@@ -48,6 +49,12 @@ function fresh(record: TokenRecord, now = Date.now()): boolean {
 function remember(record: TokenRecord): void {
   if (!cache.has(record.sid) && cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!)
   cache.set(record.sid, record)
+}
+
+/** The login level (`acr`, `auth_time`) of an OpenID session whose tokens this process has read; undefined otherwise. */
+export function oidcSessionLevel(session: SessionPayload): AuthLevel | undefined {
+  const record = cache.get(session.sid)
+  return record && { acr: record.acr, authTime: record.authTime }
 }
 
 /** Forgets a session's tokens in this process (logout, back-channel logout). */

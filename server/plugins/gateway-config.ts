@@ -6,7 +6,7 @@ import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
 import { readClientKey } from '../oidc/client-auth'
 import { startOidc, stopOidc } from '../oidc/provider'
-import { oidcAccessToken, oidcSessionUser } from '../oidc/tokens'
+import { oidcAccessToken, oidcSessionLevel, oidcSessionUser } from '../oidc/tokens'
 import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
@@ -57,7 +57,7 @@ export default defineNitroPlugin((nitroApp) => {
   })
   // An OpenID session's tokens and whole user live beside it: the proxy, the tunnel and forward auth find them through
   // the session (the routes' permissions are checked on that user).
-  if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken, oidcSessionUser)
+  if (config.kind === 'oidc') takeTokensFrom(oidcAccessToken, oidcSessionUser, oidcSessionLevel)
   void startOidc()
   nitroApp.hooks.hook('close', stopOidc)
   // The server awaits them for its readiness (server/node-server.ts); started here so that `nuxt dev` has them too.

@@ -80,6 +80,7 @@ export const en: AuthMessages = {
     ssoExpired: 'The SSO sign-in expired or is not valid. Please sign in again.',
     ssoFailed: 'The SSO sign-in did not succeed. Please try again.',
     logoutTokenInvalid: 'The logout token is not valid.',
+    stepUpRequired: 'This action needs a stronger sign-in: verify yourself again at the identity provider.',
     forbiddenPage: 'You do not have permission to open this page.',
     network: 'The server cannot be reached. Please check your network and try again.',
     httpStatus: 'Server error (HTTP {status}).',

@@ -82,6 +82,7 @@ export const vi = {
     ssoExpired: 'Lượt đăng nhập SSO đã hết hạn hoặc không hợp lệ. Vui lòng đăng nhập lại.',
     ssoFailed: 'Đăng nhập SSO không thành công. Vui lòng thử lại.',
     logoutTokenInvalid: 'Logout token không hợp lệ.',
+    stepUpRequired: 'Thao tác này cần xác thực mạnh hơn: hãy xác thực lại tại nhà cung cấp định danh.',
     // Made by the client, not sent by a route.
     forbiddenPage: 'Bạn không có quyền truy cập trang này.',
     network: 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.',

@@ -88,7 +88,7 @@ export function oidcEnv(stack: Pick<OidcStack, 'provider' | 'echo' | 'redis'>, e
 }
 
 // A browser's part by fetch, shared with the bench and dev/oidc-demo-check.mjs.
-export { cookieAgent, logInWithProvider } from '../../dev/oidc-browser.mjs'
+export { cookieAgent, logInWithProvider, throughProviderForm } from '../../dev/oidc-browser.mjs'
 export type { CookieAgent }
 
 /** Submits the first form of an HTML answer with its hidden fields (a page that would post itself with a script). */

@@ -31,9 +31,12 @@ describe('APP_AUTH_KIND=oidc', () => {
       postLogoutRedirectUri: '',
       autoRedirect: false,
       par: false,
+      acrValues: [],
+      maxAge: undefined,
     })
     expect(parse({ ...OIDC, APP_OIDC_SCOPES: ' openid  email ', APP_OIDC_AUTO_REDIRECT: '1', APP_OIDC_CLIENT_SECRET: 's3cret', APP_OIDC_PAR: 'true' }).oidc)
       .toMatchObject({ scopes: 'openid email', autoRedirect: true, clientSecret: 's3cret', par: true })
+    expect(parse({ ...OIDC, APP_OIDC_ACR_VALUES: 'mfa hwk', APP_OIDC_MAX_AGE: '3600' }).oidc).toMatchObject({ acrValues: ['mfa', 'hwk'], maxAge: 3600 })
   })
 
   it('maps the standard claims where APP_AUTH_MAPPING_* is left alone, and takes what is set', () => {
@@ -51,6 +54,8 @@ describe('APP_AUTH_KIND=oidc', () => {
     [{ APP_OIDC_SCOPES: 'profile email' }, 'APP_OIDC_SCOPES phải có \'openid\''],
     [{ APP_OIDC_AUTO_REDIRECT: 'maybe' }, 'APP_OIDC_AUTO_REDIRECT phải là true hoặc false'],
     [{ APP_OIDC_PAR: 'sometimes' }, 'APP_OIDC_PAR phải là true hoặc false'],
+    [{ APP_OIDC_ACR_VALUES: 'mfa "x"' }, 'APP_OIDC_ACR_VALUES phải là các giá trị acr'],
+    [{ APP_OIDC_MAX_AGE: '-5' }, 'APP_OIDC_MAX_AGE phải là số giây nguyên'],
     [{ APP_AUTH_MOCK: 'true' }, 'APP_AUTH_MOCK=true không dùng được với APP_AUTH_KIND=oidc'],
     [{ APP_AUTH_KIND: 'saml' }, 'APP_AUTH_KIND phải là một trong iam, oidc'],
     [{ APP_OIDC_TOKEN_AUTH_METHOD: 'client_secret_jwt' }, 'APP_OIDC_TOKEN_AUTH_METHOD phải là một trong private_key_jwt, client_secret_basic, client_secret_post, none'],

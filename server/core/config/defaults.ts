@@ -89,6 +89,13 @@ export const GATEWAY_DEFAULTS = {
      * @default false
      */
     par: false,
+    /**
+     * Step-up for the whole gateway: acr values (space-separated, any of them) every session's login must have; asked
+     * for at each login (`acr_values`), and an /api request of a session without it gets the step-up answer. @default ''
+     */
+    acrValues: '',
+    /** Step-up: seconds a login stays fresh enough (`max_age`); '' for no limit. @default '' */
+    maxAge: '',
   },
   session: {
     /** At least 32 characters; required at start. */

@@ -4,6 +4,7 @@
  * Pure.
  */
 import { isLoopbackUrl } from '../http/loopback'
+import { parseAcrValues, parseMaxAge } from '../session/auth-level'
 import { GATEWAY_DEFAULTS as D } from './defaults'
 import type { IamMapping, OidcConfig, TokenAuthMethod } from './types'
 
@@ -60,6 +61,10 @@ export function parseOidcConfig(raw: Record<string, string>, flags: Pick<OidcCon
   if (!clientId) throw fail('APP_OIDC_CLIENT_ID chưa cấu hình (bắt buộc khi APP_AUTH_KIND=oidc).')
   const clientSecret = raw.clientSecret ?? ''
   const clientKeyFile = raw.clientKeyFile ?? ''
+  const acrValues = parseAcrValues(raw.acrValues ?? '')
+  if (!acrValues) throw fail(`APP_OIDC_ACR_VALUES phải là các giá trị acr cách nhau bởi dấu cách (nhận được '${raw.acrValues}').`)
+  const maxAge = raw.maxAge ? parseMaxAge(raw.maxAge) : undefined
+  if (raw.maxAge && maxAge === undefined) throw fail(`APP_OIDC_MAX_AGE phải là số giây nguyên từ 0 đến 31536000 (nhận được '${raw.maxAge}').`)
   return {
     issuer: toUrl(raw.issuer ?? '', 'APP_OIDC_ISSUER', fail, true),
     clientId,
@@ -67,6 +72,8 @@ export function parseOidcConfig(raw: Record<string, string>, flags: Pick<OidcCon
     tokenAuthMethod: toTokenAuthMethod(raw.tokenAuthMethod ?? '', clientSecret, clientKeyFile, fail),
     clientKeyFile,
     clientKeyId: raw.clientKeyId ?? '',
+    acrValues,
+    maxAge,
     scopes: scopes.join(' '),
     redirectUri: toUrl(raw.redirectUri ?? '', 'APP_OIDC_REDIRECT_URI', fail, false),
     postLogoutRedirectUri: toUrl(raw.postLogoutRedirectUri ?? '', 'APP_OIDC_POST_LOGOUT_REDIRECT_URI', fail, false),

@@ -86,6 +86,9 @@ export interface ApiRoute {
   websocket: boolean
   /** Headers added to every request to the backend (lower-case names). */
   headers: Record<string, string>
+  /** Step-up (OpenID sessions): acr values of which the session's login must have one, and its greatest age (seconds). */
+  acr?: string[]
+  maxAge?: number
 }
 
 /** The fields of the mock user a team sets (APP_AUTH_MOCK_USER): AuthUser's, each optional. */
@@ -189,6 +192,9 @@ export interface OidcConfig {
   autoRedirect: boolean
   /** APP_OIDC_PAR: push every authorization request (else only when the provider requires it). */
   par: boolean
+  /** APP_OIDC_ACR_VALUES and APP_OIDC_MAX_AGE (seconds): what every session's login must have ([] and undefined: nothing). */
+  acrValues: string[]
+  maxAge: number | undefined
 }
 
 /**
