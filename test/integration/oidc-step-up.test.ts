@@ -1,61 +1,21 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { gatewayClient, MFA_CODE, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
-import { startEchoBackend } from '../support/echo-backend'
-import { freePort, SERVER_ENTRY, startGateway, type RunningGateway } from '../support/gateway'
-import { cookieAgent, logInWithProvider, oidcEnv, providerKnown, throughProviderForm, type CookieAgent, type DevOidcProvider } from '../support/oidc'
+import { describe, expect, it } from 'vitest'
+import { MFA_CODE } from '../../dev/oidc-provider.mjs'
+import { cookieAgent, logInWithProvider, throughProviderForm, type CookieAgent } from '../support/oidc'
 import { rawRequest } from '../support/raw-http'
+import { STEP_UP, useStepUpStack } from '../support/step-up-stack'
 
 // Step-up (OpenID Connect acr / auth_time, RFC 9470): a route of the routes file needs acr `mfa`; the development
 // provider gives `mfa` only to a login that also typed the one-time code (asked when acr_values holds mfa). A backend
 // answers its own RFC 9470 challenge on /challenge.
-const STEP_UP = { statusCode: 401, statusMessage: 'Thao tác này cần xác thực mạnh hơn: hãy xác thực lại tại nhà cung cấp định danh.' }
-let provider: DevOidcProvider
-let echo: Awaited<ReturnType<typeof startEchoBackend>>
-let challenger: Server
-let gateway: RunningGateway
-let folder: string
-const url = (path: string) => gateway.url + path
+const stack = useStepUpStack()
+const provider = () => stack.provider
+const echo = () => stack.echo
+const url = (path: string) => stack.gateway.url + path
 const NAVIGATE = { 'sec-fetch-mode': 'navigate', 'accept': 'text/html' }
-
-beforeAll(async () => {
-  const port = await freePort()
-  echo = await startEchoBackend()
-  challenger = createServer((req, res) => {
-    if (req.url?.startsWith('/challenge')) {
-      res.writeHead(401, { 'www-authenticate': 'Bearer error="insufficient_user_authentication", error_description="A different authentication level is required", acr_values="mfa", max_age="300"', 'content-type': 'text/plain' })
-      res.end('the backend\'s own words')
-      return
-    }
-    res.writeHead(200, { 'content-type': 'application/json' })
-    res.end('{"ok":true}')
-  })
-  await new Promise<void>(resolve => challenger.listen(0, '127.0.0.1', resolve))
-  folder = mkdtempSync(join(tmpdir(), 'svc-step-up-'))
-  const routes = join(folder, 'routes.json')
-  writeFileSync(routes, JSON.stringify({
-    routes: [
-      { name: 'reports', prefix: '/api/reports', target: echo.url, acr: 'mfa' },
-      { name: 'strict', prefix: '/api/strict', token: 'optional', target: `http://127.0.0.1:${(challenger.address() as AddressInfo).port}` },
-    ],
-  }))
-  provider = await startDevOidcProvider({ clients: [gatewayClient({ origin: `http://127.0.0.1:${port}`, clientSecret: 'gateway-secret' })] })
-  gateway = await startGateway(oidcEnv({ provider, echo }, { APP_API_ROUTES_FILE: routes }), SERVER_ENTRY, port)
-  await providerKnown(gateway)
-}, 60_000)
-afterAll(async () => {
-  await gateway?.stop()
-  await Promise.all([provider?.close(), echo?.close(), new Promise(resolve => challenger?.close(resolve))])
-  rmSync(folder, { recursive: true, force: true })
-})
 
 async function passwordOnly(username = 'admin'): Promise<CookieAgent> {
   const agent = cookieAgent()
-  await logInWithProvider(agent, gateway.url, provider.url, { username, password: `${username}123` })
+  await logInWithProvider(agent, stack.gateway.url, provider().url, { username, password: `${username}123` })
   expect(agent.jar.has('svc_session')).toBe(true)
   return agent
 }
@@ -65,11 +25,11 @@ const userOf = async (agent: CookieAgent) => (await (await agent.go(url('/auth/s
 describe('OpenID Connect step-up: a route that needs acr mfa', () => {
   it('a script\'s request of a password-only session: 401 with the step-up hint, the backend not reached', async () => {
     const agent = await passwordOnly()
-    const before = echo.received.length
+    const before = echo().received.length
     const answer = await rawRequest(url('/api/reports/summary'), { headers: { 'cookie': cookieOf(agent), 'accept': 'application/json', 'sec-fetch-mode': 'cors' } })
     expect(answer.status).toBe(401)
     expect(JSON.parse(answer.body)).toEqual({ ...STEP_UP, message: STEP_UP.statusMessage, stepUp: { acr: 'mfa', maxAge: null } })
-    expect(echo.received.length).toBe(before)
+    expect(echo().received.length).toBe(before)
     // The rest of /api goes on as before.
     expect((await rawRequest(url('/api/strict/x'), { headers: { cookie: cookieOf(agent) } })).status).toBe(200)
   })
@@ -83,9 +43,9 @@ describe('OpenID Connect step-up: a route that needs acr mfa', () => {
     const trip = await agent.go(url(answer.headers.location as string))
     const authorize = new URL(trip.headers.get('location')!)
     expect(Object.fromEntries(authorize.searchParams)).toMatchObject({ acr_values: 'mfa', prompt: 'login' })
-    const { url: landed } = await throughProviderForm(agent, authorize, provider.url, { otp: MFA_CODE, stop: at => at.origin === gateway.url && at.pathname !== '/auth/callback' })
+    const { url: landed } = await throughProviderForm(agent, authorize, provider().url, { otp: MFA_CODE, stop: at => at.origin === stack.gateway.url && at.pathname !== '/auth/callback' })
     expect(`${landed.pathname}${landed.search}`).toBe('/api/reports/summary?month=5')
-    expect(provider.events.filter(event => event.type === 'login').at(-1)).toMatchObject({ sub: 'u-admin', detail: 'mfa' })
+    expect(provider().events.filter(event => event.type === 'login').at(-1)).toMatchObject({ sub: 'u-admin', detail: 'mfa' })
     const passed = await rawRequest(url('/api/reports/summary?month=5'), { headers: { cookie: cookieOf(agent), accept: 'application/json' } })
     expect(passed.status).toBe(200)
     expect(JSON.parse(passed.body).headers.authorization).toMatch(/^Bearer /)
@@ -100,7 +60,7 @@ describe('OpenID Connect step-up: a route that needs acr mfa', () => {
     const start = url('/auth/sso?acr_values=mfa&redirect=%2Fapi%2Freports%2Fsummary')
     // The provider's own session is dropped (its cookies), as in another browser profile: its form asks who logs in.
     for (const name of [...agent.jar.keys()]) if (name.startsWith('op_')) agent.jar.delete(name)
-    const { url: landed } = await throughProviderForm(agent, start, provider.url, { username: 'sale', password: 'sale123', otp: MFA_CODE, stop: at => at.origin === gateway.url && at.pathname !== '/auth/callback' })
+    const { url: landed } = await throughProviderForm(agent, start, provider().url, { username: 'sale', password: 'sale123', otp: MFA_CODE, stop: at => at.origin === stack.gateway.url && at.pathname !== '/auth/callback' })
     expect(landed.pathname).toBe('/')
     expect(await userOf(agent)).toBe('u-sale')
     expect((await rawRequest(url('/auth/session'), { headers: { cookie: oldCookie } })).body).toContain('"user":null')
@@ -109,10 +69,10 @@ describe('OpenID Connect step-up: a route that needs acr mfa', () => {
   it('a provider that answers a step-up with less than was asked: the login page says it failed, the earlier session stays', async () => {
     const agent = await passwordOnly()
     const oldCookie = cookieOf(agent)
-    provider.tamperNextTokenResponse(async (body: { id_token: string }, tools: { decode: (token: string) => Record<string, unknown>, sign: (claims: Record<string, unknown>) => Promise<string> }) =>
+    provider().tamperNextTokenResponse(async (body: { id_token: string }, tools: { decode: (token: string) => Record<string, unknown>, sign: (claims: Record<string, unknown>) => Promise<string> }) =>
       ({ ...body, id_token: await tools.sign({ ...tools.decode(body.id_token), acr: 'pwd' }) }))
     const start = url('/auth/sso?acr_values=mfa&redirect=%2Fapi%2Freports%2Fsummary')
-    const { url: landed } = await throughProviderForm(agent, start, provider.url, { otp: MFA_CODE, stop: at => at.origin === gateway.url && at.pathname !== '/auth/callback' })
+    const { url: landed } = await throughProviderForm(agent, start, provider().url, { otp: MFA_CODE, stop: at => at.origin === stack.gateway.url && at.pathname !== '/auth/callback' })
     expect(`${landed.pathname}${landed.search}`).toBe('/auth/login?error=ssoFailed&redirect=%2Fapi%2Freports%2Fsummary')
     expect((await rawRequest(url('/auth/session'), { headers: { cookie: oldCookie } })).body).toContain('"id":"u-admin"')
   })

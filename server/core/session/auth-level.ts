@@ -2,6 +2,7 @@
  * Step-up authentication (OpenID Connect `acr`/`auth_time`, RFC 9470): what a route or the whole gateway needs of a
  * session's login, whether the session has it, and a backend's challenge asking for more. Pure.
  */
+import type { StepUpHint } from '../../../shared/types'
 
 /** An authentication level asked for: one of `acr` (empty: any), and a login at most `maxAge` seconds old. */
 export interface AuthLevelNeed {
@@ -13,12 +14,6 @@ export interface AuthLevelNeed {
 export interface AuthLevel {
   acr?: string
   authTime?: number
-}
-
-/** What a step-up answer tells the page (`stepUp` of the 401): the acr values (space-separated) and max age asked for. */
-export interface StepUpHint {
-  acr: string | null
-  maxAge: number | null
 }
 
 /** An acr value as OAuth writes one (a token without spaces or quotes), at most 200 characters. */
