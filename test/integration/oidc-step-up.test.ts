@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { MFA_CODE } from '../../dev/oidc-provider.mjs'
-import { cookieAgent, logInWithProvider, throughProviderForm, type CookieAgent } from '../support/oidc'
+import { gatewayClient, MFA_CODE, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
+import { freePort, SERVER_ENTRY, startGateway } from '../support/gateway'
+import { cookieAgent, logInWithProvider, oidcEnv, providerKnown, throughProviderForm, type CookieAgent } from '../support/oidc'
 import { rawRequest } from '../support/raw-http'
 import { STEP_UP, useStepUpStack } from '../support/step-up-stack'
 
@@ -92,5 +93,34 @@ describe('OpenID Connect step-up: a backend\'s RFC 9470 challenge', () => {
     const anonymous = await rawRequest(url('/api/strict/challenge'))
     expect(anonymous.status).toBe(401)
     expect(anonymous.body).toBe('the backend\'s own words')
+  })
+})
+
+describe('OpenID Connect step-up for the whole gateway (APP_OIDC_ACR_VALUES)', () => {
+  it('every login asks for it (no prompt), a login that has it works, one that does not is refused', async () => {
+    const port = await freePort()
+    const strict = await startDevOidcProvider({ clients: [gatewayClient({ origin: `http://127.0.0.1:${port}`, clientSecret: 'gateway-secret' })] })
+    const own = await startGateway(oidcEnv({ provider: strict, echo: echo() }, { APP_OIDC_ACR_VALUES: 'mfa' }), SERVER_ENTRY, port)
+    try {
+      await providerKnown(own)
+      const front = new URL((await fetch(`${own.url}/auth/sso`, { redirect: 'manual' })).headers.get('location')!)
+      expect(front.searchParams.get('acr_values')).toBe('mfa')
+      expect(front.searchParams.has('prompt')).toBe(false)
+      const back = (at: URL) => at.origin === own.url && at.pathname !== '/auth/callback'
+      const agent = cookieAgent()
+      const { url: landed } = await throughProviderForm(agent, `${own.url}/auth/sso?redirect=%2Fabout`, strict.url, { otp: MFA_CODE, stop: back })
+      expect(`${landed.pathname}${landed.search}`).toBe('/about')
+      expect((await (await agent.go(`${own.url}/api/who`)).json()).headers.authorization).toMatch(/^Bearer /)
+      // A provider that logs in with less (acr pwd) makes no session.
+      strict.tamperNextTokenResponse(async (body: { id_token: string }, tools: { decode: (token: string) => Record<string, unknown>, sign: (claims: Record<string, unknown>) => Promise<string> }) =>
+        ({ ...body, id_token: await tools.sign({ ...tools.decode(body.id_token), acr: 'pwd' }) }))
+      const other = cookieAgent()
+      const refused = await throughProviderForm(other, `${own.url}/auth/sso?redirect=%2Fabout`, strict.url, { otp: MFA_CODE, stop: back })
+      expect(`${refused.url.pathname}${refused.url.search}`).toBe('/auth/login?error=ssoFailed&redirect=%2Fabout')
+      expect(other.jar.has('svc_session')).toBe(false)
+    }
+    finally {
+      await Promise.all([own.stop(), strict.close()])
+    }
   })
 })
