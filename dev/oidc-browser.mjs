@@ -57,16 +57,17 @@ export function cookieAgent() {
  * @param {CookieAgent} agent
  * @param {string | URL} start
  * @param {string} provider the provider's origin (its form's address is relative to it)
- * @param {{ username?: string, password?: string, cancel?: boolean, stop?: (at: URL) => boolean }} [options]
+ * @param {{ username?: string, password?: string, otp?: string, cancel?: boolean, stop?: (at: URL) => boolean }} [options]
+ *   `otp`: the one-time code, for a form that asks for one (a step-up to acr `mfa`)
  */
 export async function throughProviderForm(agent, start, provider, options = {}) {
-  const { username = 'admin', password = 'admin123', cancel = false, stop } = options
+  const { username = 'admin', password = 'admin123', otp, cancel = false, stop } = options
   let { url, response } = await agent.follow(start, {}, stop)
   if (url.origin === provider && response.status === 200) {
     const action = /<form method="post" action="([^"]+)"/.exec(await response.text())?.[1]
     if (!action) throw new Error(`the provider showed no login form at ${url}`)
     const target = new URL(cancel ? action.replace(/login$/, 'abort') : action, provider)
-    const form = cancel ? new URLSearchParams({ cancel: 'yes' }) : new URLSearchParams({ username, password })
+    const form = cancel ? new URLSearchParams({ cancel: 'yes' }) : new URLSearchParams({ username, password, ...(otp ? { otp } : {}) })
     ;({ url, response } = await agent.follow(target, { method: 'POST', body: form }, stop))
   }
   return { url, response }
@@ -79,7 +80,7 @@ export async function throughProviderForm(agent, start, provider, options = {}) 
  * @param {CookieAgent} agent
  * @param {string} gateway
  * @param {string} provider
- * @param {{ username?: string, password?: string, from?: string, cancel?: boolean, until?: (at: URL) => boolean }} [options]
+ * @param {{ username?: string, password?: string, otp?: string, from?: string, cancel?: boolean, until?: (at: URL) => boolean }} [options]
  */
 export function logInWithProvider(agent, gateway, provider, options = {}) {
   const stop = options.until ?? (at => at.origin === gateway && !at.pathname.startsWith('/auth/'))

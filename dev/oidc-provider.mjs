@@ -11,14 +11,23 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { pathToFileURL } from 'node:url'
-import { decodeJwt, importJWK, SignJWT, UnsecuredJWT } from 'jose'
-import { USERS } from './iam.mjs'
+import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT, UnsecuredJWT } from 'jose'
+import { AUTHENTICATOR_OTP, USERS } from './iam.mjs'
 
 /** The accounts of dev/iam.mjs that log in with a password alone (no OTP, no failure scenario). */
 export const OIDC_USERNAMES = ['admin', 'sale', 'viewer', 'ops', 'power']
 
-/** The login page's form, for browsers and for fetch: fields `username`, `password`; `button[type=submit]` signs in. */
-export const LOGIN_FORM = { username: 'input[name="username"]', password: 'input[name="password"]', submit: 'button[type="submit"]', cancel: 'button[name="cancel"]' }
+/**
+ * The login page's form, for browsers and for fetch: fields `username`, `password`, and `otp` when the request asks
+ * for `acr_values=mfa` (the code is MFA_CODE); `button[type=submit]` signs in.
+ */
+export const LOGIN_FORM = { username: 'input[name="username"]', password: 'input[name="password"]', otp: 'input[name="otp"]', submit: 'button[type="submit"]', cancel: 'button[name="cancel"]' }
+
+/**
+ * Step-up: a login asked for `acr_values` holding `mfa` shows a one-time code field too; with this code the ID token's
+ * `acr` is `mfa` (`amr` pwd, otp), without it (a password alone) `pwd`.
+ */
+export const MFA_CODE = AUTHENTICATOR_OTP
 
 /**
  * Claims of one account, Keycloak's shape: `realm_access.roles` (role codes) and `permissions` (the web permissions
@@ -56,8 +65,10 @@ export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
 /**
- * Client metadata for a gateway at `origin`: redirect `/auth/callback`, post-logout `/` (and `/auth/login`),
+ * Client metadata for a gateway at `origin`: redirect `/auth/callback`, post-logout `/auth/logged-out` (and `/`, `/auth/login`),
  * back-channel logout at `/auth/backchannel-logout` with `sid` required. No secret: a public client (PKCE only).
+ * Any other client metadata overrides these: `token_endpoint_auth_method: 'client_secret_post'`, or `'private_key_jwt'`
+ * with `jwks: { keys: [publicJwk] }`, `require_pushed_authorization_requests: true`, ...
  * @param {{ origin: string, clientId?: string, clientSecret?: string, [key: string]: unknown }} options
  */
 export function gatewayClient({ origin, clientId = 'gateway', clientSecret, ...metadata }) {
@@ -67,7 +78,7 @@ export function gatewayClient({ origin, clientId = 'gateway', clientSecret, ...m
     grant_types: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE],
     response_types: ['code'],
     redirect_uris: [`${origin}/auth/callback`],
-    post_logout_redirect_uris: [`${origin}/`, `${origin}/auth/login`],
+    post_logout_redirect_uris: [`${origin}/auth/logged-out`, `${origin}/`, `${origin}/auth/login`],
     backchannel_logout_uri: `${origin}/auth/backchannel-logout`,
     backchannel_logout_session_required: true,
     ...metadata,
@@ -159,15 +170,38 @@ function createStore() {
   return { Adapter, sessions }
 }
 
+/** The endpoints where a client authenticates: token, revocation, pushed authorization requests. */
+const CLIENT_AUTH_PATHS = ['/token', '/token/revocation', '/request']
+
+/**
+ * The client authentication method a request used, as its parts show it.
+ * @param {string | undefined} authorization
+ * @param {Record<string, unknown> | undefined} body
+ */
+function clientAuthOf(authorization, body) {
+  if (/^basic /i.test(authorization ?? '')) return 'client_secret_basic'
+  if (typeof body?.client_assertion === 'string') {
+    try {
+      return `private_key_jwt ${decodeProtectedHeader(body.client_assertion).alg}`
+    }
+    catch {
+      return 'private_key_jwt ?'
+    }
+  }
+  if (body?.client_secret) return 'client_secret_post'
+  return 'none'
+}
+
 const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head><body><main><h1>${title}</h1>${body}</main></body></html>`
 const escapeHtml = value => String(value).replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
 
-function loginPage(uid, { username = '', error = '' } = {}) {
+function loginPage(uid, { username = '', error = '', mfa = false } = {}) {
   return page('Sign in', `${error ? `<p role="alert" id="error">${escapeHtml(error)}</p>` : ''}
 <form method="post" action="/interaction/${uid}/login">
 <label>Username <input name="username" autocomplete="username" required autofocus value="${escapeHtml(username)}"></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+${mfa ? '<label>One-time code <input name="otp" inputmode="numeric" autocomplete="one-time-code" required></label>' : ''}
 <button type="submit">Sign in</button> <button type="submit" name="cancel" value="yes" formaction="/interaction/${uid}/abort" formnovalidate>Cancel</button>
 </form>`)
 }
@@ -193,13 +227,16 @@ async function readForm(req) {
  *   clients?: Array<Record<string, unknown>>,
  *   accessTokenTtl?: number, idTokenTtl?: number, refreshTokenTtl?: number, sessionTtl?: number,
  *   rotateRefreshToken?: boolean, conformIdTokenClaims?: boolean, logoutPrompt?: 'auto' | 'confirm',
- *   clockTolerance?: number, resourceServers?: Record<string, string>,
+ *   clockTolerance?: number, resourceServers?: Record<string, string>, endSession?: boolean, requirePar?: boolean,
  * }} [options]
  *  Defaults: port 0, clients: a confidential `gateway` (secret `gateway-secret`) and a public `gateway-public`
  *  for http://127.0.0.1:3000; accessTokenTtl 30 s, idTokenTtl 300 s, refreshTokenTtl 1 day, sessionTtl 1 day,
  *  rotateRefreshToken true, conformIdTokenClaims false (profile claims in the ID token too, as Keycloak does),
  *  logoutPrompt 'auto' (the confirmation page submits itself), clockTolerance 5 s, resourceServers RESOURCE_SERVERS
- *  (resource → the scopes it accepts).
+ *  (resource → the scopes it accepts), endSession true (false: no
+ *  end_session_endpoint, as some providers have none), requirePar false (true: every client must push its
+ *  authorization requests, RFC 9126, and discovery says require_pushed_authorization_requests; one client alone:
+  *  its metadata `require_pushed_authorization_requests: true`).
  */
 export async function startDevOidcProvider(options = {}) {
   const Provider = await loadProvider()
@@ -254,6 +291,7 @@ export async function startDevOidcProvider(options = {}) {
       iss: null,
     },
     responseTypes: ['code'],
+    acrValues: ['pwd', 'mfa'],
     scopes: ['openid', 'offline_access', 'profile', 'email', 'roles', 'permissions'],
     conformIdTokenClaims: options.conformIdTokenClaims ?? false,
     clockTolerance: options.clockTolerance ?? 5,
@@ -273,9 +311,10 @@ export async function startDevOidcProvider(options = {}) {
           return { scope, audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtl ?? 30, jwt: { sign: { alg: 'RS256' } } }
         },
       },
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: options.requirePar ?? false },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       rpInitiatedLogout: {
-        enabled: true,
+        enabled: options.endSession ?? true,
         logoutSource: async (ctx, form) => {
           // The form posts xsrf; with logout=yes the provider's whole session ends (every client's grant, and a
           // back-channel logout to each client that registered one). 'auto' submits it without a click.
@@ -369,6 +408,11 @@ export async function startDevOidcProvider(options = {}) {
         return
       }
       await next()
+      // How the client authenticated at the token, revocation and PAR endpoints, recorded per request (oidc-provider
+      // takes client_secret_basic and client_secret_post for each other; the tests tell them apart here).
+      if (ctx.method === 'POST' && CLIENT_AUTH_PATHS.includes(ctx.path)) {
+        record({ type: 'client_auth', clientId: ctx.oidc?.client?.clientId, detail: `${ctx.path} ${clientAuthOf(ctx.headers.authorization, ctx.oidc?.body)}`, error: ctx.status >= 400 ? String(ctx.body?.error) : undefined })
+      }
       // oidc-provider emits no event for a revocation that succeeded: counted here.
       if (ctx.method === 'POST' && ctx.path === '/token/revocation' && ctx.status === 200) counters.revocation++
       if (tamper && ctx.method === 'POST' && ctx.path === '/token' && ctx.status === 200) {
@@ -414,18 +458,20 @@ export async function startDevOidcProvider(options = {}) {
       // consent (only if a grant could not cover the request): accept it as loadExistingGrant would.
       return provider.interactionFinished(req, res, {}, { mergeWithLastSubmission: true })
     }
+    const mfa = String(details.params.acr_values ?? '').split(' ').includes('mfa')
     if (action === 'login') {
       const form = await readForm(req)
       const user = USERS[form.username]
-      if (OIDC_USERNAMES.includes(form.username) && user.password === form.password) {
+      if (OIDC_USERNAMES.includes(form.username) && user.password === form.password && (!mfa || form.otp === MFA_CODE)) {
         counters.logins++
-        record({ type: 'login', sub: `u-${form.username}` })
-        return provider.interactionFinished(req, res, { login: { accountId: `u-${form.username}` } }, { mergeWithLastSubmission: false })
+        const acr = mfa ? 'mfa' : 'pwd'
+        record({ type: 'login', sub: `u-${form.username}`, detail: acr })
+        return provider.interactionFinished(req, res, { login: { accountId: `u-${form.username}`, acr, amr: mfa ? ['pwd', 'otp'] : ['pwd'] } }, { mergeWithLastSubmission: false })
       }
       counters.login_failures++
-      return sendHtml(res, 200, loginPage(uid, { username: form.username, error: 'Invalid username or password.' }))
+      return sendHtml(res, 200, loginPage(uid, { username: form.username, mfa, error: mfa ? 'Invalid username, password or one-time code.' : 'Invalid username or password.' }))
     }
-    sendHtml(res, 200, loginPage(uid, { username: typeof details.params.login_hint === 'string' ? details.params.login_hint : '' }))
+    sendHtml(res, 200, loginPage(uid, { username: typeof details.params.login_hint === 'string' ? details.params.login_hint : '', mfa }))
   }
 
   function sendHtml(res, status, html) {

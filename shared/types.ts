@@ -70,6 +70,14 @@ export interface UserSession {
 export interface GatewayErrorBody {
   statusCode: number
   statusMessage: string
+  /** A step-up answer (401 of an /api route that needs a stronger or fresher login, OpenID Connect). */
+  stepUp?: StepUpHint
+}
+
+/** What a step-up answer asks: acr values (space-separated) and a login's greatest age in seconds; null: not asked. */
+export interface StepUpHint {
+  acr: string | null
+  maxAge: number | null
 }
 
 /** How the login page logs in: the contract IAM's form, or the OpenID Provider's login (`sso`, APP_AUTH_KIND=oidc). */

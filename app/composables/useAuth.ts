@@ -1,5 +1,5 @@
 import { computed } from 'vue'
-import type { AuthUser, LoginCredentials, SessionResponse } from '../../shared/types'
+import type { AuthUser, LoginCredentials, SessionResponse, StepUpHint } from '../../shared/types'
 import { LOGIN_PATH } from '../../shared/guard'
 import { vi } from '../../shared/messages'
 import { safeRedirect } from '../../shared/redirect'
@@ -11,7 +11,7 @@ import { useAuthExpiresAt, useAuthIdleExpiresAt, useAuthUser, useLoginMethod } f
 /**
  * The session on the client: `user`, `isAuthenticated`, `expiresAt` (ms, when the session ends), `idleExpiresAt` (ms,
  * when it goes idle unless used; null without the gateway's idle timeout), `login(credentials?)`,
- * `logout(redirect?)`, `refresh()`. Errors are AppError (status, message); a login whose session cookie the browser
+ * `logout(redirect?)`, `refresh()`, `stepUp(error?)` (OpenID Connect: a stronger login, back to this page). Errors are AppError (status, message); a login whose session cookie the browser
  * did not keep (a page over plain http) is one too. Other tabs hear of logins and logouts.
  */
 export function useAuth() {
@@ -71,6 +71,20 @@ export function useAuth() {
     return user.value ?? answer.user
   }
 
+  /**
+   * Step-up (OpenID Connect): the browser goes to the provider for the stronger or fresher login a step-up answer asked
+   * for (`hint`: the AppError of that 401, or its `stepUp`), and comes back to `redirect` (default: this page), the
+   * same user. The promise does not settle then: the page is left.
+   */
+  async function stepUp(hint?: AppError | StepUpHint | null, redirect?: string): Promise<never> {
+    const asked = hint instanceof AppError ? hint.stepUp : hint
+    const query = new URLSearchParams({ redirect: safeRedirect(redirect ?? router.currentRoute.value.fullPath) })
+    if (asked?.acr) query.set('acr_values', asked.acr)
+    if (typeof asked?.maxAge === 'number') query.set('max_age', String(asked.maxAge))
+    await navigateTo(`/auth/sso?${query}`, { external: true })
+    return new Promise<never>(() => {})
+  }
+
   /** Browser navigation to GET /auth/logout, which ends the session and comes back to an internal path. */
   async function logout(redirect = '/'): Promise<void> {
     user.value = null
@@ -88,5 +102,6 @@ export function useAuth() {
     login,
     logout,
     refresh,
+    stepUp,
   }
 }

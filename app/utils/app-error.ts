@@ -1,13 +1,14 @@
 import { formatMessage, vi } from '../../shared/messages'
-import type { GatewayErrorBody } from '../../shared/types'
+import type { GatewayErrorBody, StepUpHint } from '../../shared/types'
 
 /**
  * Every error of a gateway route as the client reads it: `status` (0 for a network failure) and the
- * Vietnamese `message` (the route's `statusMessage`).
+ * Vietnamese `message` (the route's `statusMessage`), and `stepUp` when the 401 asks for a stronger login
+ * (useAuth().stepUp(error) starts it).
  */
 export class AppError extends Error {
   override name = 'AppError'
-  constructor(readonly status: number, message: string) {
+  constructor(readonly status: number, message: string, readonly stepUp?: StepUpHint) {
     super(message)
   }
 
@@ -31,6 +32,7 @@ export class AppError extends Error {
     const message = typeof data?.statusMessage === 'string' && data.statusMessage
       ? data.statusMessage
       : typeof data?.message === 'string' && data.message ? data.message : formatMessage(vi.errors.httpStatus, { status })
-    return new AppError(status, message)
+    const stepUp = data?.stepUp && typeof data.stepUp === 'object' ? data.stepUp : undefined
+    return new AppError(status, message, stepUp)
   }
 }

@@ -5,7 +5,8 @@ import { useLogger } from '../ops/logger'
 /** An error of a contract route: HTTP status and the exact Vietnamese message. */
 export class GatewayError extends Error {
   override name = 'GatewayError'
-  constructor(readonly statusCode: number, readonly statusMessage: string, readonly headers: Record<string, string> = {}) {
+  /** `body`: fields the JSON answer carries beside statusCode and statusMessage (a step-up's `stepUp`). */
+  constructor(readonly statusCode: number, readonly statusMessage: string, readonly headers: Record<string, string> = {}, readonly body: Record<string, unknown> = {}) {
     super(statusMessage)
   }
 }
@@ -33,7 +34,7 @@ export function sendGatewayError(res: ServerResponse, error: GatewayError): void
     res.destroy()
     return
   }
-  const body = JSON.stringify({ statusCode: error.statusCode, statusMessage: error.statusMessage, message: error.statusMessage })
+  const body = JSON.stringify({ statusCode: error.statusCode, statusMessage: error.statusMessage, message: error.statusMessage, ...error.body })
   res.statusCode = error.statusCode
   res.statusMessage = STATUS_CODES[error.statusCode] ?? ''
   res.setHeader('content-type', 'application/json; charset=utf-8')

@@ -2,17 +2,21 @@ import { getQuery, type H3Event } from 'h3'
 import * as client from 'openid-client'
 import { safeRedirect } from '../../shared/redirect'
 import { mapIamUser, MappingLimitError } from '../core/iam/mapping'
+import type { AuthLevelNeed } from '../core/session/auth-level'
 import { COOKIE_BUDGET_BYTES, readSingleCookie, serializeCookie, setCookieLineBytes } from '../core/session/cookie'
 import { sessionEndsAt, sealValue, unsealValue, type SessionPayload } from '../core/session/seal'
 import { audit } from '../http/audit'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
-import { clearGatewaySession, sealGatewaySession } from '../session/cookie'
+import { clearGatewaySession, readEverySession, sealGatewaySession } from '../session/cookie'
+import { revokeSession } from '../session/revocations'
 import { redirectUriFor } from './origin'
-import { oidcSettings, rediscoverOidc, useOidcClient } from './provider'
-import { expiryOf } from './token-cache'
-import { keepTokens } from './token-store'
+import { hintOnClientRefusal } from './client-auth'
+import { oidcSettings, rediscoverOidc, tokenAuthMethod, useOidcClient } from './provider'
+import { claimsMeetNeed, needParameters, tripNeed } from './step-up'
+import { expiryOf, forgetTokens } from './token-cache'
+import { keepTokens, tokensOf, useTokenStore } from './token-store'
 
 /**
  * The browser's trip to the OpenID Provider and back (authorization code + PKCE S256, `state` and `nonce`):
@@ -50,6 +54,8 @@ interface Flow {
   iat: number
   /** This trip follows one whose ID token was signed by a key we did not hold yet (see finishProviderLogin). */
   retried: boolean
+  /** The login level asked for (step-up, or APP_OIDC_ACR_VALUES / APP_OIDC_MAX_AGE), checked at the callback. */
+  need?: AuthLevelNeed
 }
 
 function isFlow(value: unknown): value is Flow {
@@ -110,7 +116,10 @@ export async function startProviderLogin(event: H3Event): Promise<string> {
     iat: Date.now(),
     retried: getQuery(event).retry === '1',
   }
+  const { need, stepUp } = tripNeed(event)
+  if (need) flow.need = need
   const parameters = new URLSearchParams({
+    ...needParameters(need, stepUp),
     redirect_uri: flow.redirectUri,
     scope: settings.scopes,
     code_challenge: await client.calculatePKCECodeChallenge(flow.verifier),
@@ -123,9 +132,27 @@ export async function startProviderLogin(event: H3Event): Promise<string> {
   for (const resource of new Set(useGatewayConfig().routes.map(route => route.audience?.resource))) {
     if (resource) parameters.append('resource', resource)
   }
-  const url = client.buildAuthorizationUrl(config, parameters)
+  const url = settings.par || config.serverMetadata().require_pushed_authorization_requests
+    ? await pushedAuthorizationUrl(config, parameters, flow.redirect)
+    : client.buildAuthorizationUrl(config, parameters)
   writeTrips(event, [flow, ...readTrips(event)].slice(0, MAX_TRIPS))
   return url.href
+}
+
+/**
+ * PAR (RFC 9126): the parameters posted to the provider's pushed_authorization_request_endpoint, authenticated as the
+ * token requests are; the browser's URL carries only client_id and request_uri. A refusal is ssoFailed (with the
+ * client hint when it is the client's), no answer ssoUnavailable.
+ */
+async function pushedAuthorizationUrl(config: client.Configuration, parameters: URLSearchParams, redirect: string): Promise<URL> {
+  try {
+    return await client.buildAuthorizationUrlWithPAR(config, parameters)
+  }
+  catch (error) {
+    hintOnClientRefusal(error, tokenAuthMethod(), oidcSettings().clientId)
+    const refused = error instanceof client.ResponseBodyError || error instanceof client.WWWAuthenticateChallengeError
+    throw new ProviderLoginError(refused ? 'ssoFailed' : 'ssoUnavailable', redirect, `PAR: ${(error as Error).name}: ${(error as Error).message}`)
+  }
 }
 
 /**
@@ -165,6 +192,7 @@ export async function finishProviderLogin(event: H3Event): Promise<{ location: s
   catch (error) {
     const { error: code, code: clientCode } = error as { error?: string, code?: string }
     const detail = `${(error as Error).name}: ${(error as Error).message}${code ? ` (${code})` : ''}${clientCode ? ` [${clientCode}]` : ''}`
+    hintOnClientRefusal(error, tokenAuthMethod(), oidcSettings().clientId)
     // A key our copy of the JWKS does not hold: the provider may have rotated its keys (openid-client fetches them
     // again only when its copy is a minute old). The configuration is read again, and the browser makes one new trip
     // (the code is spent); a second failure is a failure.
@@ -175,6 +203,9 @@ export async function finishProviderLogin(event: H3Event): Promise<{ location: s
     throw new ProviderLoginError(code === 'invalid_grant' ? 'ssoExpired' : 'ssoFailed', flow.redirect, detail)
   }
   const claims = tokens.claims()!
+  if (!claimsMeetNeed(claims, flow.need)) {
+    throw new ProviderLoginError('ssoFailed', flow.redirect, `the provider's login does not meet acr ${flow.need!.acr.join(' ') || '-'} / max_age ${flow.need!.maxAge ?? '-'} (acr ${String(claims.acr)}, auth_time ${String(claims.auth_time)})`)
+  }
   let userinfo: Record<string, unknown> = {}
   if (config.serverMetadata().userinfo_endpoint) {
     userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub).catch((error: Error) => {
@@ -207,14 +238,37 @@ export async function finishProviderLogin(event: H3Event): Promise<{ location: s
     expiresAt: expiryOf(tokens, now, sessionEndsAt(session)),
     obtainedAt: now,
     generation: 0,
+    ...(typeof claims.acr === 'string' ? { acr: claims.acr } : {}),
+    ...(typeof claims.auth_time === 'number' ? { authTime: claims.auth_time } : {}),
   })
   // Without its tokens (Redis did not take them) there is no session: the browser's svc_session is cleared.
   await kept.catch((error: Error) => {
     clearGatewaySession(event)
     throw new ProviderLoginError('ssoFailed', flow.redirect, `tokens not kept: ${error.message}`)
   })
+  // The browser's earlier session ends; another user's lands on '/' (a new login, never a silent switch of user).
+  const others = await retireEarlierSessions(readEverySession(event), user.id)
+  for (const other of others) audit(event, 'logout', { userId: other.user.id, name: other.user.name, reason: 'another user logged in' })
+  const redirect = others.length ? '/' : flow.redirect
   event.node.res.appendHeader('set-cookie', setCookie)
   if (idleHint) event.node.res.appendHeader('set-cookie', idleHint)
-  audit(event, 'login.success', { username: user.email || user.id, userId: user.id, provider: oidcSettings().issuer })
-  return { location: flow.redirect, session }
+  audit(event, 'login.success', { username: user.email || user.id, userId: user.id, provider: oidcSettings().issuer, ...(typeof claims.acr === 'string' ? { acr: claims.acr } : {}) })
+  return { location: redirect, session }
+}
+
+/**
+ * Ends the sessions this browser held before a new login (a step-up makes a new session): each is revoked and its
+ * tokens dropped here (not revoked at the provider: its grant may be the new session's too). Those of another user
+ * come back (for the audit).
+ */
+async function retireEarlierSessions(sessions: SessionPayload[], userId: string): Promise<SessionPayload[]> {
+  const others: SessionPayload[] = []
+  for (const session of sessions) {
+    const record = await tokensOf(session.sid).catch(() => undefined)
+    forgetTokens(session.sid)
+    if (record) await (await useTokenStore()).delete(record).catch((error: Error) => useLogger().warn({ error: error.message }, 'không xoá được token OIDC trong Redis.'))
+    await revokeSession(session)
+    if (session.user.id !== userId) others.push(session)
+  }
+  return others
 }

@@ -16,7 +16,10 @@ export function redirectUriFor(event: H3Event): string {
   return oidcSettings().redirectUri || `${ownOrigin(event)}${CALLBACK_PATH}`
 }
 
-/** Where the provider sends the browser after its logout: APP_OIDC_POST_LOGOUT_REDIRECT_URI, else this origin's /. */
+/** Where the provider sends the browser back after its logout (the state is checked there). */
+export const LOGGED_OUT_PATH = '/auth/logged-out'
+
+/** Where the provider sends the browser after its logout: APP_OIDC_POST_LOGOUT_REDIRECT_URI, else this origin's /auth/logged-out. */
 export function postLogoutUriFor(event: H3Event): string {
-  return oidcSettings().postLogoutRedirectUri || `${ownOrigin(event)}/`
+  return oidcSettings().postLogoutRedirectUri || `${ownOrigin(event)}${LOGGED_OUT_PATH}`
 }

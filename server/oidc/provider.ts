@@ -2,15 +2,16 @@
  * oidc/: OpenID Connect as a kind of IAM (APP_AUTH_KIND=oidc). The provider's discovery and keys (this file), the
  * login trip (login.ts, with the gateway's own addresses in origin.ts), the tokens kept beside the session and their
  * renewal, a route audience's too (token-store.ts, token-cache.ts, renewal.ts, tokens.ts), logout at the provider
- * (logout.ts) and back-channel logout (backchannel.ts).
+ * (logout.ts), back-channel logout (backchannel.ts) and the client's authentication at the provider (client-auth.ts).
  * May import: core, ops, http, stores, session. Never iam/.
  */
 import * as client from 'openid-client'
-import type { OidcConfig } from '../core/config/types'
+import type { OidcConfig, TokenAuthMethod } from '../core/config/types'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { tracingStarted } from '../ops/tracing/tracing'
+import { clientAuthFor } from './client-auth'
 import { providerFetch } from './traced-fetch'
 
 /**
@@ -21,6 +22,7 @@ import { providerFetch } from './traced-fetch'
 let configuration: client.Configuration | undefined
 /** The same provider for refreshes: without the ID token signature check (see refreshingClient). */
 let refreshing: client.Configuration | undefined
+let method: TokenAuthMethod | undefined
 let discovering: Promise<void> | undefined
 let stopped = false
 /** With tracing on, every call to the provider is a span (traced-fetch.ts); undefined: openid-client's own fetch. */
@@ -60,10 +62,16 @@ export function refreshingClient(): client.Configuration {
   return refreshing
 }
 
-/** Both configurations from one discovery. */
-function adopt(discovered: client.Configuration, settings: OidcConfig): void {
+/** The client authentication method in use (for the log's hint when the provider refuses the client). */
+export function tokenAuthMethod(): TokenAuthMethod | undefined {
+  return method
+}
+
+/** Both configurations from one discovery, with the same client authentication. */
+function adopt({ config: discovered, auth, method: chosen }: Discovered, settings: OidcConfig): void {
   configuration = discovered
-  refreshing = new client.Configuration(discovered.serverMetadata(), settings.clientId, undefined, clientAuth(settings))
+  method = chosen
+  refreshing = new client.Configuration(discovered.serverMetadata(), settings.clientId, undefined, auth)
   refreshing.timeout = discovered.timeout
   if (tracedFetch) {
     configuration[client.customFetch] = tracedFetch
@@ -72,8 +80,10 @@ function adopt(discovered: client.Configuration, settings: OidcConfig): void {
   if (new URL(settings.issuer).protocol === 'http:') client.allowInsecureRequests(refreshing)
 }
 
-function clientAuth(settings: OidcConfig): client.ClientAuth {
-  return settings.clientSecret ? client.ClientSecretBasic(settings.clientSecret) : client.None()
+interface Discovered {
+  config: client.Configuration
+  auth: client.ClientAuth
+  method: TokenAuthMethod
 }
 
 /**
@@ -82,13 +92,16 @@ function clientAuth(settings: OidcConfig): client.ClientAuth {
  * keys are fetched again for a key id they do not hold, so a rotation at the provider is followed); plain http only
  * for a loopback issuer (development and tests, as the configuration allows).
  */
-async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<client.Configuration> {
+async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<Discovered> {
   const issuer = new URL(settings.issuer)
-  const auth = clientAuth(settings)
+  // The method is chosen from the metadata discovery reads (APP_OIDC_TOKEN_AUTH_METHOD unset): decided right after it.
+  const chosen: { auth?: client.ClientAuth, method?: TokenAuthMethod } = {}
+  const deferred: client.ClientAuth = (...args) => chosen.auth!(...args)
   const execute = [client.enableNonRepudiationChecks, ...(issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [])]
   tracedFetch ??= providerFetch(() => knownEndpoints)
-  const config = await client.discovery(issuer, settings.clientId, undefined, auth, { execute, timeout: timeoutSeconds, [client.customFetch]: tracedFetch })
+  const config = await client.discovery(issuer, settings.clientId, undefined, deferred, { execute, timeout: timeoutSeconds, [client.customFetch]: tracedFetch })
   knownEndpoints = config.serverMetadata()
+  Object.assign(chosen, await clientAuthFor(settings, knownEndpoints))
   // The signing keys too, before the gateway says it is ready: handed to openid-client as its first copy.
   const jwksUri = knownEndpoints.jwks_uri
   if (!jwksUri) throw new Error('the provider publishes no jwks_uri')
@@ -97,7 +110,7 @@ async function discover(settings: OidcConfig, timeoutSeconds: number): Promise<c
   const jwks = answer.ok ? await answer.json() as { keys?: unknown } : undefined
   if (!jwks || !Array.isArray(jwks.keys)) throw new Error(`the provider's JWKS (${jwksUri}) answered ${answer.status} without keys`)
   client.setJwksCache(config, { jwks: jwks as client.JWKS, uat: Math.floor(Date.now() / 1000) })
-  return config
+  return { config, auth: chosen.auth!, method: chosen.method! }
 }
 
 /** Starts discovery once (APP_AUTH_KIND=oidc); resolves when it has succeeded. */
@@ -111,7 +124,7 @@ export function startOidc(): Promise<void> {
     for (let attempt = 0, delay = 1_000; !stopped; attempt++, delay = Math.min(delay * 2, 30_000)) {
       try {
         adopt(await discover(settings, iamTimeoutSeconds), settings)
-        useLogger().info({ issuer: settings.issuer, attempt }, 'đã đọc cấu hình nhà cung cấp định danh (OpenID Provider).')
+        useLogger().info({ issuer: settings.issuer, attempt, tokenAuthMethod: method }, 'đã đọc cấu hình nhà cung cấp định danh (OpenID Provider).')
         return
       }
       catch (error) {

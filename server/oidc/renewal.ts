@@ -7,7 +7,8 @@ import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { OUTCOME_ATTRIBUTE, traced, type Span } from '../ops/tracing/spans'
 import { revokeSession } from '../session/revocations'
-import { refreshingClient } from './provider'
+import { hintOnClientRefusal } from './client-auth'
+import { refreshingClient, tokenAuthMethod } from './provider'
 import { alive, cachedTokens, expiryOf, forgetTokens, fresh, remember, tokenFor, type KeptToken, type TokenRecord } from './token-cache'
 import { useTokenStore } from './token-store'
 
@@ -155,6 +156,7 @@ async function refresh(session: SessionPayload, record: TokenRecord, audience: R
     }
     span?.setAttribute(OUTCOME_ATTRIBUTE, 'failed')
     useLogger().warn({ error: (error as Error).message, ...(audience ? { resource: audience.resource, scope: audience.scope } : {}) }, 'không làm mới được access token tại OpenID Provider.')
+    hintOnClientRefusal(error, tokenAuthMethod(), useGatewayConfig().config.oidc!.clientId)
     return aliveOr(tokenFor(record, audience?.key), new GatewayError(502, audience && refusal ? MESSAGES.audienceTokenRefused : MESSAGES.iamUnreachable))
   }
   span?.setAttribute(OUTCOME_ATTRIBUTE, 'renewed')

@@ -38,6 +38,9 @@ export interface TokenRecord {
   audiences?: Record<string, KeptToken>
   /** Bumped by each refresh, of any of its tokens: an instance that waited for another's refresh knows it happened. */
   generation: number
+  /** The login's ID token `acr` and `auth_time` (seconds), for step-up checks. */
+  acr?: string
+  authTime?: number
 }
 
 const cache = new Map<string, TokenRecord>()

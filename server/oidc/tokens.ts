@@ -1,4 +1,5 @@
 import type { RouteAudience } from '../core/config/types'
+import type { AuthLevel } from '../core/session/auth-level'
 import type { SessionPayload } from '../core/session/seal'
 import { renewToken } from './renewal'
 import { cachedTokens, fresh, tokenFor } from './token-cache'
@@ -13,6 +14,12 @@ import { cachedTokens, fresh, tokenFor } from './token-cache'
 
 /** Refreshes under way in this process, by session id (the main token) or session id and audience key. */
 const flights = new Map<string, Promise<string | undefined>>()
+
+/** The login level (`acr`, `auth_time`) of an OpenID session whose tokens this process has read; undefined otherwise. */
+export function oidcSessionLevel(session: SessionPayload): AuthLevel | undefined {
+  const record = cachedTokens(session.sid)
+  return record && { acr: record.acr, authTime: record.authTime }
+}
 
 /**
  * The access token to send for an OpenID session, its main one or, for a route with an audience, that audience's: at

@@ -25,6 +25,8 @@ export interface GatewaySeals {
   oidcTrip: SealKeys
   /** An OpenID session's tokens, kept in Redis. */
   oidcTokens: SealKeys
+  /** The OpenID logout's trip cookie (its state and where to return). */
+  oidcLogout: SealKeys
 }
 
 interface GatewaySettings {
@@ -111,6 +113,7 @@ export function useGatewayConfig(): GatewaySettings {
       session: deriveSealKeys(config.secrets, sessionKind(config.mock, config.kind)),
       oidcTrip: deriveSealKeys(config.secrets, 'oidc-trip'),
       oidcTokens: deriveSealKeys(config.secrets, 'oidc-tokens'),
+      oidcLogout: deriveSealKeys(config.secrets, 'oidc-logout'),
     }
     const sessions = new SessionCache(seals.session)
     watchSessionCache(() => ({ hits: sessions.hits, misses: sessions.misses }))

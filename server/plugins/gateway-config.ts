@@ -4,10 +4,11 @@ import type { LoginMethod } from '../../shared/types'
 import { missingSettingLine, missingSettings, settingWarnings } from '../core/config/start-checks'
 import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
+import { readClientKey } from '../oidc/client-auth'
 import { dropSessionTokens } from '../oidc/logout'
 import { startOidc, stopOidc } from '../oidc/provider'
 import { oidcSessionUser } from '../oidc/token-cache'
-import { oidcAccessToken } from '../oidc/tokens'
+import { oidcAccessToken, oidcSessionLevel } from '../oidc/tokens'
 import { loggingSettings, useGatewayConfig } from '../ops/config'
 import { createLogger, routeConsoleToLogger, setLogger } from '../ops/logger'
 import { startMetricsListener } from '../ops/metrics-listener'
@@ -38,6 +39,7 @@ export default defineNitroPlugin((nitroApp) => {
   let config
   try {
     config = useGatewayConfig().config
+    if (config.oidc) readClientKey(config.oidc)
   }
   catch (error) {
     if (!(error instanceof ConfigError) || import.meta.dev) throw error
@@ -65,7 +67,7 @@ export default defineNitroPlugin((nitroApp) => {
   onResealed(noteSessionSeen)
   // A session ended from its user's list (or by endSession) drops its tokens as a logout does.
   if (config.kind === 'oidc') {
-    takeTokensFrom(oidcAccessToken, oidcSessionUser)
+    takeTokensFrom(oidcAccessToken, oidcSessionUser, oidcSessionLevel)
     onSessionEnd(async (session) => {
       await dropSessionTokens(session.sid)
     })

@@ -13,6 +13,7 @@ import { routerPath } from '../core/http/route-match'
 import { rateLimitAddress } from '../core/limits/rate-limit'
 import { backendPath } from '../core/proxy/api-path'
 import { readSingleCookie, SESSION_COOKIE } from '../core/session/cookie'
+import { challengedNeed } from '../core/session/auth-level'
 import type { SessionPayload } from '../core/session/seal'
 import { GatewayError, MESSAGES, sendGatewayError, toGatewayError } from '../http/errors'
 import { proxiedRuleHeaders } from '../http/route-decider'
@@ -27,6 +28,7 @@ import { resealLines } from '../session/idle'
 import { sessionToken } from '../session/token'
 import { runProxyRequestHooks } from './hooks'
 import { routeOf, routeRefusal, type BackendRoute } from './routes'
+import { answerStepUp, unmetStepUp } from './step-up'
 import { BodyIdleError, idleLimitedBody, takeUploadSlot } from './upload-guard'
 
 /** Whether the request carries a body to stream (declared length above 0, or chunked). */
@@ -105,6 +107,8 @@ function sendWithSession(req: IncomingMessage, res: ServerResponse, scope: Proxi
 function sendAs(req: IncomingMessage, res: ServerResponse, scope: ProxiedScope, backend: BackendRoute, path: string, ruleHeaders: Record<string, string> | undefined, session: SessionPayload | null, token: string | undefined, slide: string[] | undefined): void {
   const refusal = backend.guarded ? routeRefusal(backend, session, token) : undefined
   if (refusal) return answerError(res, scope.id, refusal, slide)
+  const stepUp = token !== undefined && backend.token !== 'none' ? unmetStepUp(backend.stepUp, session) : undefined
+  if (stepUp) return answerStepUp(req, res, scope.id, stepUp, slide)
   forwardToBackend(req, res, scope, backend, path, ruleHeaders, backend.token === 'none' ? undefined : token, slide)
 }
 
@@ -145,6 +149,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
   let leaveQueue = (): void => {}
   let controller: Dispatcher.DispatchController | undefined
   let waitingForDrain = false
+  let steppingUp = false
   if (metrics) metrics.live.streams++
   const ended = () => {
     if (!res.writableFinished) controller?.abort(new Error('client closed'))
@@ -174,6 +179,12 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       answered = true
       span?.setAttribute('http.response.status_code', statusCode)
       metrics?.backendDuration.observe(statusClass(statusCode), (performance.now() - started) / 1000)
+      // A backend's RFC 9470 challenge to an OpenID session: the step-up answer instead (its own body is dropped).
+      const challenge = statusCode === 401 && token !== undefined && config.oidc ? challengedNeed(responseHeaders['www-authenticate'] as string | string[] | undefined) : undefined
+      if (challenge) {
+        steppingUp = true
+        return answerStepUp(req, res, id, challenge, slide)
+      }
       const { headers: out, droppedCookies } = browserResponseHeaders(responseHeaders as IncomingHttpHeaders, id)
       // The app's route rules `headers` for this path, as Nitro sets them before a handler: the backend's own win.
       if (ruleHeaders) for (const name in ruleHeaders) out[name] ??= ruleHeaders[name]!
@@ -187,6 +198,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       }
     },
     onResponseData(dispatchController, chunk) {
+      if (steppingUp) return
       // A slow client: the backend waits (undici stops reading its socket) until the answer drains.
       if (!res.write(chunk) && !waitingForDrain) {
         waitingForDrain = true
@@ -198,7 +210,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
       }
     },
     onResponseEnd() {
-      res.end()
+      if (!steppingUp) res.end()
     },
     onResponseError(_controller, error) {
       if (error instanceof BodyIdleError) metrics?.proxyRefusals.inc({ reason: 'body_idle' })

@@ -2,6 +2,7 @@ import { hasAllPermissions, hasAnyPermission } from '../../shared/permissions'
 import type { ApiRoute, GatewayConfig, RouteAudience, RouteTokenRule } from '../core/config/types'
 import { routerPath } from '../core/http/route-match'
 import { createRouteChooser } from '../core/proxy/route-choice'
+import { combineNeeds, needOf, type AuthLevelNeed } from '../core/session/auth-level'
 import type { SessionPayload } from '../core/session/seal'
 import { GatewayError, MESSAGES } from '../http/errors'
 import { useGatewayConfig } from '../ops/config'
@@ -34,6 +35,8 @@ export interface BackendRoute {
   anyPermissions: readonly string[]
   timeoutMs: number
   websocket: boolean
+  /** Step-up (OpenID sessions): the login level its requests need, the route's and APP_OIDC_ACR_VALUES/_MAX_AGE's. */
+  stepUp: AuthLevelNeed | undefined
   /** Headers added to each request (undefined: none). */
   headers: Readonly<Record<string, string>> | undefined
   /** Its connections (made on first use). */
@@ -73,10 +76,17 @@ function backendRoute(route: ApiRoute, labelled: boolean, pool: () => BackendPoo
     anyPermissions: route.anyPermissions,
     timeoutMs: route.timeoutMs,
     websocket: route.websocket,
+    stepUp: stepUpOf(route),
     headers,
     pool,
     madePool,
   }
+}
+
+/** The login level a route's requests need with an OpenID Provider: its own and the whole gateway's. */
+function stepUpOf(route: ApiRoute): AuthLevelNeed | undefined {
+  const { oidc } = useGatewayConfig().config
+  return oidc ? combineNeeds(needOf(route.acr, route.maxAge), needOf(oidc.acrValues, oidc.maxAge)) : undefined
 }
 
 /** The named routes' pools, by name and target: a reload keeps the pool (its connections) of a route it keeps. */

@@ -1,6 +1,7 @@
 import type { AuthUser } from '../../shared/types'
 import type { RouteAudience } from '../core/config/types'
 import { mockSessionUser } from '../core/iam/mock'
+import type { AuthLevel } from '../core/session/auth-level'
 import { liveToken, type SessionPayload } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
 import { runUnder, type Span } from '../ops/tracing/spans'
@@ -13,17 +14,27 @@ export type KeptTokenSource = (session: SessionPayload, audience?: RouteAudience
 /** Where a session's whole user comes from when its kind of IAM keeps it beside the session (the cookie's copy may be trimmed). */
 export type KeptUserSource = (session: SessionPayload) => AuthUser
 
+/** Where a session's login level (step-up: `acr`, `auth_time`) comes from, for a kind of IAM that has one. */
+export type KeptLevelSource = (session: SessionPayload) => AuthLevel | undefined
+
 let keptTokens: KeptTokenSource | undefined
 let keptUsers: KeptUserSource | undefined
+let keptLevels: KeptLevelSource | undefined
 
 /**
  * Says where sessions whose cookie holds no token find theirs (OpenID Connect: oidc/tokens.ts's oidcAccessToken,
  * registered by the start plugin), and their whole user (oidcSessionUser). The session knows no kind of IAM; each
  * plugs its own in.
  */
-export function takeTokensFrom(source: KeptTokenSource, users?: KeptUserSource): void {
+export function takeTokensFrom(source: KeptTokenSource, users?: KeptUserSource, levels?: KeptLevelSource): void {
   keptTokens = source
   keptUsers = users
+  keptLevels = levels
+}
+
+/** The login level of a session whose token is known (OpenID Connect), for step-up; undefined when it has none. */
+export function sessionAuthLevel(session: SessionPayload | null): AuthLevel | undefined {
+  return session ? keptLevels?.(session) : undefined
 }
 
 /**

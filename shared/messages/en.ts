@@ -101,6 +101,7 @@ export const en: AuthMessages = {
     logoutTokenInvalid: 'The logout token is not valid.',
     sessionNotFound: 'This session was not found.',
     sessionsUnavailable: 'The list of sessions (Redis) cannot be read. Please try again in a moment.',
+    stepUpRequired: 'This action needs a stronger sign-in: verify yourself again at the identity provider.',
     forbiddenPage: 'You do not have permission to open this page.',
     network: 'The server cannot be reached. Please check your network and try again.',
     httpStatus: 'Server error (HTTP {status}).',

@@ -103,6 +103,7 @@ export const vi = {
     logoutTokenInvalid: 'Logout token không hợp lệ.',
     sessionNotFound: 'Không tìm thấy phiên đăng nhập này.',
     sessionsUnavailable: 'Không đọc được danh sách phiên đăng nhập (Redis). Vui lòng thử lại sau giây lát.',
+    stepUpRequired: 'Thao tác này cần xác thực mạnh hơn: hãy xác thực lại tại nhà cung cấp định danh.',
     // Made by the client, not sent by a route.
     forbiddenPage: 'Bạn không có quyền truy cập trang này.',
     network: 'Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.',

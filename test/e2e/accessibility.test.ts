@@ -97,12 +97,12 @@ describe('accessibility: axe-core finds no violation of any impact', () => {
     await submit(page)
     await page.waitForURL(url('/'))
     const found: Record<string, string[]> = {}
-    for (const path of ['/', '/orders', '/orders/1', '/orders/new', '/about', '/admin', '/no-such-page']) {
+    for (const path of ['/', '/orders', '/orders/1', '/orders/new', '/about', '/admin', '/secure-report', '/no-such-page']) {
       await page.goto(url(path))
       await page.waitForLoadState('networkidle')
       found[path] = await violations(page)
     }
-    expect(found).toEqual({ '/': [], '/orders': [], '/orders/1': [], '/orders/new': [], '/about': [], '/admin': [], '/no-such-page': [] })
+    expect(found).toEqual({ '/': [], '/orders': [], '/orders/1': [], '/orders/new': [], '/about': [], '/admin': [], '/secure-report': [], '/no-such-page': [] })
   })
 
   it('on the 500 page (an order page whose API target is not configured)', async () => {

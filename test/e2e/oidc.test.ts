@@ -72,12 +72,19 @@ describe('OpenID Connect in Chromium: the provider\'s own login page', () => {
     await expect.poll(() => page.getByTestId('orders-table').locator('tbody tr').count()).toBeGreaterThan(0)
   })
 
-  it('logs out at the gateway and at the provider: the next login asks for the password again', async () => {
+  it('logs out at the gateway and at the provider, back on the app through its state check: the next login asks for the password again', async () => {
     const page = await context.newPage()
     await logInThroughProvider(page, '/orders/new')
     const ended = stack.provider.counters.end_session
+    const returns: string[] = []
+    page.on('request', (request) => {
+      if (request.isNavigationRequest() && request.url().startsWith(url('/auth/logged-out'))) returns.push(request.url())
+    })
     await page.getByRole('button', { name: 'Đăng xuất' }).click()
     await page.waitForURL(at => at.href.startsWith(url('/auth/login')))
+    // The provider sent the browser back with the logout's state, which the gateway checked.
+    expect(returns).toEqual([expect.stringMatching(/\/auth\/logged-out\?state=[\w-]{43}$/)])
+    expect((await context.cookies()).map(cookie => cookie.name)).not.toContain('__Host-svc_oidc_logout')
     expect(stack.provider.counters.end_session).toBe(ended + 1)
     expect((await (await context.request.get(url('/auth/session'))).json()).user).toBeNull()
     await page.getByRole('button', { name: 'Đăng nhập bằng SSO' }).click()

@@ -311,13 +311,13 @@ describe('OpenID Connect: logout', () => {
     const endSession = new URL(leaving.headers.get('location')!)
     expect(endSession.origin).toBe(provider())
     expect(endSession.searchParams.get('id_token_hint')).toMatch(/^ey/)
-    expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(`${gateway()}/`)
+    expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(`${gateway()}/auth/logged-out`)
     expect(await sessionOf(agent)).toBeNull()
     const before = stack.provider.counters.end_session
     // The provider's sign-out page posts itself (a script): its form, sent as the browser would.
     const page = await agent.follow(endSession, {}, at => at.origin === gateway())
     const { url } = await submitForm(agent, await page.response.text(), provider(), at => at.origin === gateway())
-    expect(url.origin + url.pathname).toBe(`${gateway()}/`)
+    expect(url.origin + url.pathname).toBe(`${gateway()}/auth/logged-out`)
     expect(stack.provider.counters.end_session - before).toBe(1)
     // At the provider too: a new login asks for the password again.
     const again = await agent.follow(`${gateway()}/auth/sso`, {}, at => at.origin === gateway())

@@ -75,7 +75,7 @@ async function reloadUnderLoad(statuses: number[]) {
   writeFileSync(file, `${withBilling()}  - name: cms\n    prefix: /api/cms\n    target: http://127.0.0.1:9\n    permission: [/a]\n`)
   gateway.process.kill('SIGHUP')
   await expect.poll(() => routeLines().length, { timeout: 20_000 }).toBe(2)
-  expect(routeLines()[1]).toMatchObject({ level: 'error', msg: 'không nạp lại được APP_API_ROUTES_FILE, giữ các tuyến cũ: APP_API_ROUTES_FILE: tuyến #3 (\'cms\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers, resource, scope, exchange).' })
+  expect(routeLines()[1]).toMatchObject({ level: 'error', msg: 'không nạp lại được APP_API_ROUTES_FILE, giữ các tuyến cũ: APP_API_ROUTES_FILE: tuyến #3 (\'cms\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers, resource, scope, exchange, acr, maxAge).' })
   const before = statuses.length
   await expect.poll(() => statuses.length, { timeout: 20_000 }).toBeGreaterThan(before + 50)
   expect((await fetch(`${gateway.url}/api/billing/y`)).status).toBe(200)

@@ -35,7 +35,7 @@ export interface OidcStack {
  * and back-channel addresses (the client `gateway`, secret `gateway-secret`; back-channel logout goes to the first).
  */
 /** Resolves once the gateway's /readyz says its provider's discovery document is read (30 s at most). */
-async function providerKnown(gateway: RunningGateway): Promise<void> {
+export async function providerKnown(gateway: RunningGateway): Promise<void> {
   const until = Date.now() + 30_000
   for (;;) {
     const checks = await fetch(`${gateway.url}/readyz`).then(answer => answer.json() as Promise<{ checks?: { oidc?: string } }>, () => undefined)
@@ -53,7 +53,7 @@ export function useOidcStack(options: OidcStackOptions = {}): OidcStack {
     const origins = ports.map(port => `http://127.0.0.1:${port}`)
     const client = gatewayClient({ origin: origins[0]!, clientSecret: 'gateway-secret' })
     client.redirect_uris = origins.map(origin => `${origin}/auth/callback`)
-    client.post_logout_redirect_uris = origins.flatMap(origin => [`${origin}/`, `${origin}/auth/login`])
+    client.post_logout_redirect_uris = origins.flatMap(origin => [`${origin}/auth/logged-out`, `${origin}/`, `${origin}/auth/login`])
     ;[stack.provider, stack.redis] = await Promise.all([
       startDevOidcProvider({ ...options.provider, clients: [client] }),
       count > 1 || options.redis ? startRedis() : Promise.resolve(undefined),
@@ -88,7 +88,7 @@ export function oidcEnv(stack: Pick<OidcStack, 'provider' | 'echo' | 'redis'>, e
 }
 
 // A browser's part by fetch, shared with the bench and dev/oidc-demo-check.mjs.
-export { cookieAgent, logInWithProvider } from '../../dev/oidc-browser.mjs'
+export { cookieAgent, logInWithProvider, throughProviderForm } from '../../dev/oidc-browser.mjs'
 export type { CookieAgent }
 
 /** Submits the first form of an HTML answer with its hidden fields (a page that would post itself with a script). */

@@ -29,7 +29,7 @@ describe('parseApiRoutes', () => {
     [{ routes: ['x'] }, 'APP_API_ROUTES_FILE: tuyến #1 phải là một đối tượng (name, prefix, target, ...).'],
     [route({ resource: 'https://billing.example' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường resource: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.'],
     [route({ scope: 'billing.read' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường scope: token theo audience chỉ dùng được khi đăng nhập bằng OpenID Provider (APP_AUTH_KIND=oidc); bỏ trường này.'],
-    [route({ permission: ['/a'] }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers, resource, scope, exchange).'],
+    [route({ permission: ['/a'] }), 'APP_API_ROUTES_FILE: tuyến #2 (\'billing\'), trường permission: không có trường này (các trường: name, prefix, target, token, permissions, anyPermissions, timeout, websocket, headers, resource, scope, exchange, acr, maxAge).'],
     [route({ name: 'Billing' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'Billing\'), trường name: bắt buộc: chữ thường, số, - hoặc _, bắt đầu bằng chữ, tối đa 32 ký tự (nhận được "Billing").'],
     [route({ name: 'default' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'default\'), trường name: \'default\' là tên của APP_API_PROXY_TARGET: chọn tên khác.'],
     [route({ name: 'ok' }), 'APP_API_ROUTES_FILE: tuyến #2 (\'ok\'), trường name: tên \'ok\' đã dùng cho một tuyến khác.'],

@@ -8,7 +8,7 @@ const now = Date.now()
 const user = { id: 'u1', name: 'Nguyễn A', email: 'a@x.vn', roles: ['admin'], permissions: ['/orders/search'] }
 /** Shaped like a session and like a token record at once: only the kind can tell them apart. */
 const both = { user, sid: 'AAAAAAAAAAAAAAAA', iat: now, accessToken: 'at-1', expiresAt: now + 60_000, sub: 's', userId: 'u1', obtainedAt: now, generation: 0 }
-const KINDS: SealKind[] = ['session', 'session-mock', 'session-oidc', 'oidc-trip', 'oidc-tokens']
+const KINDS: SealKind[] = ['session', 'session-mock', 'session-oidc', 'oidc-trip', 'oidc-tokens', 'oidc-logout']
 const SESSION_KINDS = new Set<SealKind>(['session', 'session-mock', 'session-oidc'])
 const keysOf = (kind: SealKind) => deriveSealKeys([SECRET], kind)
 

@@ -113,7 +113,8 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
   const oidcRaw = raw.oidc ?? {}
   const oidc = kind === 'oidc'
     ? parseOidcConfig(Object.fromEntries(Object.entries(oidcRaw).map(([key, value]) => [key, toText(value)])),
-        toBool(oidcRaw.autoRedirect, 'APP_OIDC_AUTO_REDIRECT'), message => new ConfigError(message))
+        { autoRedirect: toBool(oidcRaw.autoRedirect, 'APP_OIDC_AUTO_REDIRECT'), par: toBool(oidcRaw.par, 'APP_OIDC_PAR') },
+        message => new ConfigError(message))
     : undefined
   const apiProxy = raw.apiProxy === undefined || raw.apiProxy === '' ? D.apiProxy : toBool(raw.apiProxy, 'APP_API_PROXY')
   const apiProxyTarget = toBaseUrl(raw.apiProxyTarget, 'APP_API_PROXY_TARGET')

@@ -63,16 +63,39 @@ export const GATEWAY_DEFAULTS = {
     issuer: '',
     /** The gateway's client id at the provider; required with kind oidc. @default '' */
     clientId: '',
-    /** The client secret; '' makes a public client (PKCE only). @default '' */
+    /** The client secret; '' makes a public client (PKCE only) unless a client key is set. @default '' */
     clientSecret: '',
+    /**
+     * How the gateway authenticates at the token, revocation and PAR endpoints: 'client_secret_basic',
+     * 'client_secret_post', 'private_key_jwt' or 'none'; '' chooses from the provider's
+     * `token_endpoint_auth_methods_supported` (a client key first, then the secret). @default ''
+     */
+    tokenAuthMethod: '',
+    /** A private key (PEM or JWK; RSA for RS256, P-256 for ES256) for private_key_jwt. @default '' */
+    clientKeyFile: '',
+    /** The key's `kid` when the file does not say it (PEM); '' is the JWK's own, else its RFC 7638 thumbprint. @default '' */
+    clientKeyId: '',
     /** Space-separated scopes asked for. @default 'openid profile email offline_access' */
     scopes: 'openid profile email offline_access',
     /** Where the provider sends the browser back; '' is the request's own origin + /auth/callback. @default '' */
     redirectUri: '',
-    /** Where the provider sends the browser after logging out there; '' is the request's own origin + /. @default '' */
+    /** Where the provider sends the browser after logging out there; '' is the request's own origin + /auth/logged-out. @default '' */
     postLogoutRedirectUri: '',
     /** The login page sends the browser straight to the provider. @default false */
     autoRedirect: false,
+    /**
+     * Pushed authorization requests (RFC 9126): the login's parameters go to the provider's PAR endpoint, the browser
+     * carries only client_id and request_uri. Also used whenever the provider says require_pushed_authorization_requests.
+     * @default false
+     */
+    par: false,
+    /**
+     * Step-up for the whole gateway: acr values (space-separated, any of them) every session's login must have; asked
+     * for at each login (`acr_values`), and an /api request of a session without it gets the step-up answer. @default ''
+     */
+    acrValues: '',
+    /** Step-up: seconds a login stays fresh enough (`max_age`); '' for no limit. @default '' */
+    maxAge: '',
   },
   session: {
     /** At least 32 characters; required at start. */

@@ -5,11 +5,12 @@
  * the field. Pure (the file is read and its YAML or JSON
  * parsed by ops/routes-file.ts).
  */
+import { parseAcrValues, parseMaxAge } from '../session/auth-level'
 import { toBaseUrl } from './coerce'
 import { ConfigError, type ApiRoute, type RouteAudience, type RouteTokenRule } from './types'
 
 /** The fields a route may have. */
-const FIELDS = ['name', 'prefix', 'target', 'token', 'permissions', 'anyPermissions', 'timeout', 'websocket', 'headers', 'resource', 'scope', 'exchange'] as const
+const FIELDS = ['name', 'prefix', 'target', 'token', 'permissions', 'anyPermissions', 'timeout', 'websocket', 'headers', 'resource', 'scope', 'exchange', 'acr', 'maxAge'] as const
 const TOKEN_RULES: readonly RouteTokenRule[] = ['user', 'optional', 'none']
 /** A route's name is a metrics label and a word of the access line: short, lower-case, bounded. */
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/
@@ -95,6 +96,7 @@ function parseRoute(entry: unknown, index: number, defaults: RouteDefaults): Api
     websocket,
     headers: parseHeaders(entry.headers, (field, message) => fail(field, message)),
     ...(audience ? { audience } : {}),
+    ...parseStepUp(entry, fail),
   }
 }
 
@@ -133,6 +135,22 @@ function isResourceIndicator(value: unknown): boolean {
   // eslint-disable-next-line no-control-regex
   if (typeof value !== 'string' || value.length > 2048 || /[\u0000-\u0020\u007F#]/.test(value)) return false
   return /^[a-z][a-z0-9+.-]*:./i.test(value) && URL.canParse(value)
+}
+
+/** Step-up: `acr` (one value, space-separated values or a list: any of them), `maxAge` (seconds). */
+function parseStepUp(entry: Record<string, unknown>, fail: (field: string, message: string) => ConfigError): Pick<ApiRoute, 'acr' | 'maxAge'> {
+  const step: Pick<ApiRoute, 'acr' | 'maxAge'> = {}
+  if (entry.acr !== undefined) {
+    const acr = typeof entry.acr === 'string' ? parseAcrValues(entry.acr) : Array.isArray(entry.acr) && entry.acr.every(value => typeof value === 'string' && parseAcrValues(value)?.length === 1) ? parseAcrValues(entry.acr.join(' ')) : undefined
+    if (!acr?.length) throw fail('acr', `phải là giá trị acr (chuỗi, hoặc danh sách chuỗi không có dấu cách) (nhận được ${shown(entry.acr)}).`)
+    step.acr = acr
+  }
+  if (entry.maxAge !== undefined) {
+    const maxAge = typeof entry.maxAge === 'number' ? parseMaxAge(entry.maxAge) : undefined
+    if (maxAge === undefined) throw fail('maxAge', `phải là số giây nguyên từ 0 đến 31536000 (nhận được ${shown(entry.maxAge)}).`)
+    step.maxAge = maxAge
+  }
+  return step
 }
 
 /** `/api/<segment>[/<segment>...]`: lower-case unreserved characters, no dot segment, no trailing '/'. */

@@ -104,6 +104,9 @@ export interface ApiRoute {
   headers: Record<string, string>
   /** Its own access token's audience (`resource` / `scope`), instead of the session's main token. */
   audience?: RouteAudience
+  /** Step-up (OpenID sessions): acr values of which the session's login must have one, and its greatest age (seconds). */
+  acr?: string[]
+  maxAge?: number
 }
 
 /** The fields of the mock user a team sets (APP_AUTH_MOCK_USER): AuthUser's, each optional. */
@@ -185,6 +188,9 @@ export interface IamMapping {
   transactionId: string
 }
 
+/** How the gateway authenticates as a client at the provider's token, revocation and PAR endpoints. */
+export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none'
+
 /** The OpenID Connect settings (APP_AUTH_KIND=oidc, APP_OIDC_*), parsed by oidc-config.ts. */
 export interface OidcConfig {
   /** Issuer URL exactly as the provider names itself (no trailing '/' added or removed). */
@@ -192,12 +198,22 @@ export interface OidcConfig {
   clientId: string
   /** '' for a public client. */
   clientSecret: string
+  /** APP_OIDC_TOKEN_AUTH_METHOD; '' chooses from the provider's list when discovery is read (chooseTokenAuthMethod). */
+  tokenAuthMethod: TokenAuthMethod | ''
+  /** The private key file for private_key_jwt ('' for none) and its `kid` when the file does not say it. */
+  clientKeyFile: string
+  clientKeyId: string
   scopes: string
   /** '' is the request's own origin + /auth/callback. */
   redirectUri: string
-  /** '' is the request's own origin + /. */
+  /** '' is the request's own origin + /auth/logged-out. */
   postLogoutRedirectUri: string
   autoRedirect: boolean
+  /** APP_OIDC_PAR: push every authorization request (else only when the provider requires it). */
+  par: boolean
+  /** APP_OIDC_ACR_VALUES and APP_OIDC_MAX_AGE (seconds): what every session's login must have ([] and undefined: nothing). */
+  acrValues: string[]
+  maxAge: number | undefined
 }
 
 /**

@@ -23,6 +23,8 @@ const CONTRACT_ROUTES: Record<string, ContractRoute> = {
   '/auth/sessions': { methods: ['GET', 'HEAD'], group: 'session' },
   '/auth/sessions/end': { methods: ['POST'], group: 'session' },
   '/auth/sessions/end-others': { methods: ['POST'], group: 'session' },
+  // Where the provider's logout sends the browser back (post_logout_redirect_uri).
+  '/auth/logged-out': { methods: ['GET', 'HEAD'], group: 'logout' },
 }
 
 /** The contract route of a router path (the router ignores one trailing '/'), else undefined. */

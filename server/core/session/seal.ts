@@ -55,7 +55,7 @@ export function sessionExpiresAt(payload: Pick<SessionPayload, 'iat' | 'expiresA
  * no session cookie, a trip cookie is no token record. A session's kind follows the gateway's mode (a mock cookie is
  * no session for a real gateway, a contract-IAM cookie none for an OpenID one). A new kind gets its own entry here.
  */
-export type SealKind = 'session' | 'session-mock' | 'session-oidc' | 'oidc-trip' | 'oidc-tokens'
+export type SealKind = 'session' | 'session-mock' | 'session-oidc' | 'oidc-trip' | 'oidc-tokens' | 'oidc-logout'
 
 const KINDS: Record<SealKind, { info: string, legacy?: true }> = {
   'session': { info: 'svc_session v1', legacy: true },
@@ -63,6 +63,7 @@ const KINDS: Record<SealKind, { info: string, legacy?: true }> = {
   'session-oidc': { info: 'svc_session v1 oidc' },
   'oidc-trip': { info: 'svc_oidc trip v1' },
   'oidc-tokens': { info: 'svc oidc tokens v1' },
+  'oidc-logout': { info: 'svc_oidc_logout v1' },
 }
 
 /** The keys of one kind (the first seals, all open) and its label. */

@@ -3,7 +3,8 @@ import { LOGIN_PATH } from '../../../shared/guard'
 import { safeRedirect } from '../../../shared/redirect'
 import { GatewayError, RequestError, MESSAGES } from '../../http/errors'
 import { defineGatewayRoute, redirectTo } from '../../http/route'
-import { startProviderLogin } from '../../oidc/login'
+import { audit } from '../../http/audit'
+import { ProviderLoginError, startProviderLogin } from '../../oidc/login'
 import { isOidc } from '../../oidc/provider'
 
 /**
@@ -18,9 +19,12 @@ export default defineGatewayRoute(async (event) => {
     location = await startProviderLogin(event)
   }
   catch (error) {
-    // A browser asking before the provider's discovery succeeded: the login page says so, in words.
-    if (!(error instanceof GatewayError) || error.statusCode !== 503) throw error
-    location = `${LOGIN_PATH}?error=ssoUnavailable&redirect=${encodeURIComponent(safeRedirect(getQuery(event).redirect))}`
+    // A browser asking before the provider's discovery succeeded, or a pushed request (PAR) that failed: the login
+    // page says so, in words.
+    const reason = error instanceof ProviderLoginError ? error.reason : error instanceof GatewayError && error.statusCode === 503 ? 'ssoUnavailable' : undefined
+    if (!reason) throw error
+    if (error instanceof ProviderLoginError) audit(event, 'login.failure', { reason, detail: error.message }, 'warn')
+    location = `${LOGIN_PATH}?error=${reason}&redirect=${encodeURIComponent(safeRedirect(getQuery(event).redirect))}`
   }
   redirectTo(event, location)
 })
