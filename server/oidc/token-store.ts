@@ -1,10 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import type { AuthUser } from '../../shared/types'
 import { sealValue, unsealValue, type SealKeys } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
-import { connectRedis, withinBudget } from '../stores/redis'
+import { connectRedis, withinBudget, type RedisClient } from '../stores/redis'
 
 /**
  * Where an OpenID session's tokens live: beside the session, never in the cookie (README, "Log in with OpenID
@@ -128,7 +127,7 @@ const KEY = {
 const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
 
 /** Every instance: records sealed as their own kind (a Redis dump holds no token and no session), indexes as sets. */
-export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
+export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenStore {
   const ttl = (until: number) => Math.max(1, until - Date.now())
   return {
     async get(sid) {
@@ -176,8 +175,8 @@ let store: Promise<TokenStore> | undefined
 export function useTokenStore(): Promise<TokenStore> {
   store ??= (async () => {
     const { config, seals } = useGatewayConfig()
-    if (!config.redisUrl) return memoryTokenStore()
-    const redis = await connectRedis(config.redisUrl)
+    if (!config.redis) return memoryTokenStore()
+    const redis = await connectRedis()
     redis.on('error', (error: Error) => useLogger().debug({ error: error.message }, 'redis (kho token OIDC)'))
     // Commands fail fast while the connection is not up (no offline queue): wait for it, as the other stores do.
     if (redis.status !== 'ready') await new Promise(resolve => redis.once('ready', resolve))

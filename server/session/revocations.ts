@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import { parseRevocation, RevocationSet, type RevocableSession, type Revocation } from '../core/session/revocations'
 import { SESSION_TTL_MS } from '../core/session/seal'
 import { auditLine } from '../ops/audit'
@@ -8,7 +7,7 @@ import { workStarted } from '../ops/drain'
 import { useLogger } from '../ops/logger'
 import { useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
-import { connectRedis, withinBudget } from '../stores/redis'
+import { connectRedis, withinBudget, type RedisClient } from '../stores/redis'
 import { readJournal, removeJournal, writeJournal } from './revocation-journal'
 
 /** Redis keys of live revocations (expiring with the sessions they cover) and the channel that announces new ones. */
@@ -26,7 +25,7 @@ const WRITE_BATCH = 200
 const RETRY_MS = 1_000
 
 const revoked = new RevocationSet()
-let shared: { redis: Redis, subscriber: Redis } | undefined
+let shared: { redis: RedisClient, subscriber: RedisClient } | undefined
 /** The Redis epoch this instance last saw (undefined before its first connection). */
 let knownEpoch: string | undefined
 /** Revocations Redis has not taken yet (made during an outage, read from the journal, or written back). */
@@ -52,7 +51,7 @@ function ttlOf(revocation: Revocation): number {
  * Writes revocations to Redis (each a key with its expiry, then an announcement), in batches; returns those Redis
  * could not take (every one from the first batch that failed on).
  */
-async function publish(redis: Redis, revocations: readonly Revocation[]): Promise<Revocation[]> {
+async function publish(redis: RedisClient, revocations: readonly Revocation[]): Promise<Revocation[]> {
   const live = revocations.filter(revocation => ttlOf(revocation) > 0)
   for (let start = 0; start < live.length; start += WRITE_BATCH) {
     const batch = redis.multi()
@@ -85,7 +84,7 @@ let flushing: Promise<number> | undefined
  * Writes what is pending (one flush at a time: a second caller shares the one under way); when nothing is left, the
  * shutdown need not wait and the journal read at start is done. Returns how many were written.
  */
-function flushPending(redis: Redis): Promise<number> {
+function flushPending(redis: RedisClient): Promise<number> {
   flushing ??= (async () => {
     const waiting = pending.splice(0)
     const left = await publish(redis, waiting)
@@ -116,7 +115,7 @@ async function retryPending(): Promise<void> {
 }
 
 /** Loads every live revocation from Redis into memory (at start, and to catch up after an outage). */
-async function loadAll(redis: Redis): Promise<number> {
+async function loadAll(redis: RedisClient): Promise<number> {
   let cursor = '0'
   let loaded = 0
   do {
@@ -133,7 +132,7 @@ async function loadAll(redis: Redis): Promise<number> {
 }
 
 /** Whether Redis lost its data since this instance last saw it (see EPOCH_KEY); marks a Redis that has no marker. */
-async function redisLostData(redis: Redis): Promise<boolean> {
+async function redisLostData(redis: RedisClient): Promise<boolean> {
   let epoch = await redis.get(EPOCH_KEY)
   if (!epoch) {
     const fresh = randomUUID()
@@ -169,10 +168,10 @@ export function startRevocations(): Promise<void> {
 let revocationsStarted: Promise<void> | undefined
 
 async function followRevocations(): Promise<void> {
-  const { redisUrl, revocationJournal } = useGatewayConfig().config
-  if (!redisUrl) return
+  const { redis: settings, revocationJournal } = useGatewayConfig().config
+  if (!settings) return
   if (revocationJournal) takeJournal(revocationJournal)
-  const [redis, subscriber] = await Promise.all([connectRedis(redisUrl), connectRedis(redisUrl)])
+  const [redis, subscriber] = await Promise.all([connectRedis(), connectRedis()])
   shared = { redis, subscriber }
   const onDown = (error?: unknown) => {
     redisDown = true
@@ -254,7 +253,7 @@ async function revoke(revocation: Revocation): Promise<void> {
   revoked.add(revocation)
   useMetrics()?.revocations.inc({ kind: revocation.kind })
   // Before the start has connected Redis, as during an outage: kept, sent with the first sync.
-  if (!shared) return useGatewayConfig().config.redisUrl ? keepPending([revocation]) : undefined
+  if (!shared) return useGatewayConfig().config.redis ? keepPending([revocation]) : undefined
   if (redisDown) return keepPending([revocation])
   keepPending(await publish(shared.redis, [revocation]))
 }

@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis'
 import { PendingCounts, type PendingCount } from '../core/limits/pending-counts'
 import { MemoryRateLimitStore, type LimitEntry, type RateLimitStore, type ReserveResult } from '../core/limits/rate-limit'
 import { useLogger } from '../ops/logger'
 import { throttledWarning } from '../ops/throttled-warning'
-import { withinBudget } from './redis'
+import { withinBudget, type RedisClient } from './redis'
 
 /**
  * When any key is at its limit, returns the longest remaining window in ms and counts nothing (a refused attempt
@@ -73,7 +72,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.markCaughtUp = resolve
   })
 
-  constructor(private readonly redis: Redis, private readonly local = new MemoryRateLimitStore()) {
+  constructor(private readonly redis: RedisClient, private readonly local = new MemoryRateLimitStore()) {
     this.pending = new PendingCounts(local.maxKeys)
     redis.on('error', error => this.warn(error))
     redis.on('ready', () => void this.carry())

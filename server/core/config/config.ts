@@ -3,7 +3,7 @@
  * verify): values in, values out, no h3, Nitro, undici, Redis or logger; only core/, shared/ and Node's own modules.
  * core/config/: the configuration: its types (types.ts), defaults (defaults.ts), the coercion of one value
  * (coerce.ts), the OpenID settings (oidc-config.ts), the routes file (routes.ts), the mock user (mock-user.ts), the
- * preset and prerender checks (server-preset.ts), what a parsed configuration still lacks (start-checks.ts), and the
+ * preset and prerender checks (server-preset.ts), the Redis settings (redis-config.ts), what a parsed configuration still lacks (start-checks.ts), and the
  * whole parse (this file).
  *
  * The whole configuration, checked in one place. Defaults are written once, in defaults.ts (shipped as
@@ -12,9 +12,10 @@
  */
 
 import { checkTrustList } from '../http/forwarding'
-import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toRedisUrl, toText, MAX_LIMIT_SECONDS } from './coerce'
+import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toText, MAX_LIMIT_SECONDS } from './coerce'
 import { GATEWAY_DEFAULTS as D } from './defaults'
 import { parseMockUser } from './mock-user'
+import { parseRedisConfig } from './redis-config'
 import { oidcMapping, parseOidcConfig } from './oidc-config'
 import { ConfigError, MIN_SECRET_LENGTH, type GatewayConfig, type IamMapping, type LoggingConfig, type LogLevel, type ProxyTrust, type RawGatewayConfig } from './types'
 
@@ -183,7 +184,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       windowSeconds: toInt(rateLimit.window, D.rateLimit.window, 'APP_RATE_LIMIT_WINDOW', 1),
       maxKeys: toInt(rateLimit.maxKeys, D.rateLimit.maxKeys, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
-    redisUrl: toRedisUrl(raw.redisUrl, 'APP_REDIS_URL'),
+    redis: parseRedisConfig(raw),
     revocationJournal: toText(raw.revocationJournal),
     logging: parseLoggingConfig(raw),
     metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, D.metricsHost) || D.metricsHost },
