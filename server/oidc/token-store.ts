@@ -135,19 +135,24 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
       const record = value ? unsealValue(value, sealKeys) : null
       return isRecord(record) && record.sid === sid ? record : undefined
     },
+    // The record and its indexes are keys of different slots on Redis Cluster: one transaction per key, sent together.
+    // Half done is harmless: an index naming a session without a record, or a record an index lacks until the next put.
     async put(record, until) {
       const ms = ttl(until)
-      const batch = redis.multi().set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms)
       // An index lives as long as its longest session: a new set takes the TTL (NX), a longer one extends it (GT).
-      const index = (key: string) => batch.sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT')
-      index(KEY.sub(record.sub))
-      if (record.providerSid) index(KEY.providerSid(record.providerSid))
-      await withinBudget(() => batch.exec())
+      const index = (key: string) => redis.multi().sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT').exec()
+      await withinBudget(() => Promise.all([
+        index(KEY.sub(record.sub)),
+        record.providerSid ? index(KEY.providerSid(record.providerSid)) : null,
+        redis.set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms),
+      ]))
     },
     async delete(record) {
-      const batch = redis.multi().del(KEY.record(record.sid)).srem(KEY.sub(record.sub), record.sid)
-      if (record.providerSid) batch.srem(KEY.providerSid(record.providerSid), record.sid)
-      await withinBudget(() => batch.exec())
+      await withinBudget(() => Promise.all([
+        redis.del(KEY.record(record.sid)),
+        redis.srem(KEY.sub(record.sub), record.sid),
+        record.providerSid ? redis.srem(KEY.providerSid(record.providerSid), record.sid) : null,
+      ]))
     },
     async sessionsOf(by) {
       return withinBudget(() => redis.smembers('sub' in by ? KEY.sub(by.sub) : KEY.providerSid(by.providerSid)))
@@ -174,9 +179,9 @@ let store: Promise<TokenStore> | undefined
 /** The store of this process: Redis when APP_REDIS_URL is set, else memory. */
 export function useTokenStore(): Promise<TokenStore> {
   store ??= (async () => {
-    const { config, seals } = useGatewayConfig()
+    const { config, seals, redisCa } = useGatewayConfig()
     if (!config.redis) return memoryTokenStore()
-    const redis = await connectRedis()
+    const redis = await connectRedis(config.redis, redisCa)
     redis.on('error', (error: Error) => useLogger().debug({ error: error.message }, 'redis (kho token OIDC)'))
     // Commands fail fast while the connection is not up (no offline queue): wait for it, as the other stores do.
     if (redis.status !== 'ready') await new Promise(resolve => redis.once('ready', resolve))

@@ -16,13 +16,13 @@ let started: Promise<void> | undefined
  */
 export function startLoginLimits(): Promise<void> {
   started ??= (async () => {
-    const { redis, rateLimit } = useGatewayConfig().config
+    const { config: { redis, rateLimit }, redisCa } = useGatewayConfig()
     const local = new MemoryRateLimitStore(rateLimit.maxKeys)
     if (!redis) {
       store = Promise.resolve(local)
       return
     }
-    const shared = connectRedis().then(client => new RedisRateLimitStore(client, local))
+    const shared = connectRedis(redis, redisCa).then(client => new RedisRateLimitStore(client, local))
     // A client that cannot even be made (config.ts checks the URL first): the counters stay in memory.
     store = shared.catch(() => local)
     await (await shared).caughtUp

@@ -2,7 +2,7 @@ import { PendingCounts, type PendingCount } from '../core/limits/pending-counts'
 import { MemoryRateLimitStore, type LimitEntry, type RateLimitStore, type ReserveResult } from '../core/limits/rate-limit'
 import { useLogger } from '../ops/logger'
 import { throttledWarning } from '../ops/throttled-warning'
-import { withinBudget, type RedisClient } from './redis'
+import { hashTag, withinBudget, type RedisClient } from './redis'
 
 /**
  * When any key is at its limit, returns the longest remaining window in ms and counts nothing (a refused attempt
@@ -160,10 +160,15 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.markCaughtUp()
   }
 
+  /** One script per hash tag (an address's keys): on Redis Cluster a script's keys must share a slot. */
   private carryBatch(batch: readonly PendingCount[]): Promise<unknown> {
     const now = Date.now()
-    const args = batch.flatMap(entry => [entry.clear ? 1 : 0, entry.count, Math.max(1, entry.resetAt - now)])
-    return withinBudget(() => this.redis.eval(CARRY_SCRIPT, batch.length, ...batch.map(entry => entry.key), ...args))
+    const groups = new Map<string, PendingCount[]>()
+    for (const entry of batch) groups.set(hashTag(entry.key), [...groups.get(hashTag(entry.key)) ?? [], entry])
+    return withinBudget(() => Promise.all([...groups.values()].map((group) => {
+      const args = group.flatMap(entry => [entry.clear ? 1 : 0, entry.count, Math.max(1, entry.resetAt - now)])
+      return this.redis.eval(CARRY_SCRIPT, group.length, ...group.map(entry => entry.key), ...args)
+    })))
   }
 
   /** A carry that failed while Redis stayed connected (a slow moment) is tried again, not left to the next outage. */

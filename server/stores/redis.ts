@@ -7,7 +7,6 @@
 import type { ConnectionOptions } from 'node:tls'
 import type { Cluster, Redis, RedisOptions } from 'ioredis'
 import type { RedisSettings } from '../core/config/types'
-import { useGatewayConfig } from '../ops/config'
 
 /** A Redis call may cost a request at most this long; then local state serves. */
 export const REDIS_BUDGET_MS = 500
@@ -42,15 +41,14 @@ function nodeOptions(settings: RedisSettings, ca: string | undefined): RedisOpti
 }
 
 /**
- * A Redis connection for the gateway: to `target` (a redis:// address, for tests and tools), or by default to the
- * configured one (APP_REDIS_*, with the CA of APP_REDIS_TLS_CA). Callers attach their own 'error' listener.
+ * A Redis connection for the gateway: to a redis:// address, or to the configured Redis (`config.redis`, with
+ * `redisCa`, the certificates of APP_REDIS_TLS_CA, as ops/config.ts read them). Callers attach their own 'error' listener.
  */
-export async function connectRedis(target?: string | RedisSettings): Promise<RedisClient> {
+export async function connectRedis(target: string | RedisSettings, ca?: string): Promise<RedisClient> {
   const { Redis } = await import('ioredis')
   if (typeof target === 'string') return new Redis(target, COMMON)
-  const settings = target ?? useGatewayConfig().config.redis
-  if (!settings) throw new Error('APP_REDIS_URL chưa cấu hình')
-  const options = nodeOptions(settings, target ? undefined : useGatewayConfig().redisCa)
+  const settings = target
+  const options = nodeOptions(settings, ca)
   if (settings.kind === 'standalone') return new Redis(settings.url, options)
   if (settings.kind === 'sentinel') {
     return new Redis({
@@ -61,9 +59,10 @@ export async function connectRedis(target?: string | RedisSettings): Promise<Red
       ...(settings.sentinelPassword ? { sentinelPassword: settings.sentinelPassword } : {}),
       ...(options.tls ? { enableTLSForSentinelMode: true, sentinelTLS: options.tls } : {}),
       sentinelCommandTimeout: REDIS_BUDGET_MS,
-      // Also listens for the sentinels' +switch-master: a failover is followed as soon as it is announced.
-      failoverDetector: true,
       sentinelRetryStrategy: times => Math.min(times * 200, 1_000),
+      // A primary demoted while alive (a failover asked of the sentinels) refuses writes: ask the sentinels again.
+      // (Not ioredis's failoverDetector: its disconnect during a reconnection ends the connection for good, 5.11.)
+      reconnectOnError: error => error.message.startsWith('READONLY'),
     })
   }
   const { retryStrategy, enableOfflineQueue, ...perNode } = options
@@ -77,6 +76,16 @@ export async function connectRedis(target?: string | RedisSettings): Promise<Red
     retryDelayOnMoved: 0,
     slotsRefreshTimeout: 2_000,
   })
+}
+
+/**
+ * The part of a key Redis Cluster hashes to its slot: the text between the first `{` and the next `}` when not empty
+ * (the key's hash tag), else the whole key. The keys of one multi-key command, transaction or script must share it.
+ */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{')
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1)
+  return close > open + 1 ? key.slice(open + 1, close) : key
 }
 
 /** Runs a Redis call within REDIS_BUDGET_MS; rejects past it. */

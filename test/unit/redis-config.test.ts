@@ -1,25 +1,26 @@
 import { describe, expect, it } from 'vitest'
-import { describeRedis, parseRedisConfig, toRedisNodes } from '../../server/core/config/redis-config'
+import { readRedisSettings } from '../../server/core/config/config'
+import { describeRedis, toRedisNodes } from '../../server/core/config/redis-config'
 import { ConfigError } from '../../server/core/config/types'
 
 const PASSWORD = 'Pw-9f3a!secret'
 const ENCODED = encodeURIComponent(PASSWORD)
 
-describe('parseRedisConfig (APP_REDIS_*)', () => {
+describe('readRedisSettings (APP_REDIS_*)', () => {
   it('is undefined when nothing is set: state per process', () => {
-    expect(parseRedisConfig({})).toBeUndefined()
-    expect(parseRedisConfig({ redisUrl: '', redisSentinels: '', redisClusterNodes: '' })).toBeUndefined()
+    expect(readRedisSettings({})).toBeUndefined()
+    expect(readRedisSettings({ redisUrl: '', redisSentinels: '', redisClusterNodes: '' })).toBeUndefined()
   })
 
   it('reads one Redis by its address, its ACL user and password from the URL, TLS from rediss://', () => {
-    expect(parseRedisConfig({ redisUrl: `rediss://gateway:${ENCODED}@cache:6380/2`, redisTlsCa: '/etc/redis/ca.pem' })).toEqual({
+    expect(readRedisSettings({ redisUrl: `rediss://gateway:${ENCODED}@cache:6380/2`, redisTlsCa: '/etc/redis/ca.pem' })).toEqual({
       kind: 'standalone', url: `rediss://gateway:${ENCODED}@cache:6380/2`, username: 'gateway', password: PASSWORD, tls: true, tlsCa: '/etc/redis/ca.pem',
     })
-    expect(parseRedisConfig({ redisUrl: 'redis://cache' })).toEqual({ kind: 'standalone', url: 'redis://cache', tls: false, tlsCa: '' })
+    expect(readRedisSettings({ redisUrl: 'redis://cache' })).toEqual({ kind: 'standalone', url: 'redis://cache', tls: false, tlsCa: '' })
   })
 
   it('reads a Sentinel topology: the sentinels, the primary\'s name, the sentinels\' password; the URL gives user, password, database and TLS', () => {
-    expect(parseRedisConfig({
+    expect(readRedisSettings({
       redisSentinels: 'sentinel-0:26379, sentinel-1, [::1]:26380',
       redisSentinelName: 'mymaster',
       redisSentinelPassword: 'sentinel-pw',
@@ -29,13 +30,13 @@ describe('parseRedisConfig (APP_REDIS_*)', () => {
       sentinels: [{ host: 'sentinel-0', port: 26379 }, { host: 'sentinel-1', port: 26379 }, { host: '::1', port: 26380 }],
       name: 'mymaster', sentinelPassword: 'sentinel-pw', db: 3, username: 'gateway', password: PASSWORD, tls: true, tlsCa: '',
     })
-    expect(parseRedisConfig({ redisSentinels: '10.0.0.5:26379', redisSentinelName: 'mymaster' })).toEqual({
+    expect(readRedisSettings({ redisSentinels: '10.0.0.5:26379', redisSentinelName: 'mymaster' })).toEqual({
       kind: 'sentinel', sentinels: [{ host: '10.0.0.5', port: 26379 }], name: 'mymaster', db: 0, tls: false, tlsCa: '',
     })
   })
 
   it('reads a Cluster topology: the nodes to start from', () => {
-    expect(parseRedisConfig({ redisClusterNodes: 'redis-0:7000,redis-1:7001,redis-2', redisUrl: `redis://:${ENCODED}@cluster` })).toEqual({
+    expect(readRedisSettings({ redisClusterNodes: 'redis-0:7000,redis-1:7001,redis-2', redisUrl: `redis://:${ENCODED}@cluster` })).toEqual({
       kind: 'cluster', nodes: [{ host: 'redis-0', port: 7000 }, { host: 'redis-1', port: 7001 }, { host: 'redis-2', port: 6379 }], password: PASSWORD, tls: false, tlsCa: '',
     })
   })
@@ -52,7 +53,7 @@ describe('parseRedisConfig (APP_REDIS_*)', () => {
     [{ redisSentinels: 's:99999', redisSentinelName: 'm' }, 'APP_REDIS_SENTINELS phải là danh sách máy:cổng cách nhau bởi dấu phẩy, vd. redis-0:26379,redis-1:26379 (mục thứ 1 không hợp lệ).'],
     [{ redisClusterNodes: 'redis://n:6379' }, 'APP_REDIS_CLUSTER_NODES phải là danh sách máy:cổng cách nhau bởi dấu phẩy, vd. redis-0:6379,redis-1:6379 (mục thứ 1 không hợp lệ).'],
   ])('refuses conflicting or broken settings %j, naming the variables', (raw, message) => {
-    expect(() => parseRedisConfig(raw)).toThrow(new ConfigError(message))
+    expect(() => readRedisSettings(raw)).toThrow(new ConfigError(message))
   })
 
   it('never repeats a password in a refusal, whichever setting is wrong', () => {
@@ -69,7 +70,7 @@ describe('parseRedisConfig (APP_REDIS_*)', () => {
     for (const raw of cases) {
       let message = ''
       try {
-        parseRedisConfig(raw)
+        readRedisSettings(raw)
       }
       catch (error) {
         message = (error as Error).message
@@ -83,9 +84,9 @@ describe('parseRedisConfig (APP_REDIS_*)', () => {
 
   it('describes the connection for the start\'s log line without its password', () => {
     const settings = [
-      parseRedisConfig({ redisUrl: `rediss://gateway:${ENCODED}@cache:6380` })!,
-      parseRedisConfig({ redisSentinels: 's0:26379,s1:26379', redisSentinelName: 'mymaster', redisSentinelPassword: PASSWORD, redisUrl: `redis://:${ENCODED}@x` })!,
-      parseRedisConfig({ redisClusterNodes: 'n0:7000', redisUrl: `rediss://gateway:${ENCODED}@x` })!,
+      readRedisSettings({ redisUrl: `rediss://gateway:${ENCODED}@cache:6380` })!,
+      readRedisSettings({ redisSentinels: 's0:26379,s1:26379', redisSentinelName: 'mymaster', redisSentinelPassword: PASSWORD, redisUrl: `redis://:${ENCODED}@x` })!,
+      readRedisSettings({ redisClusterNodes: 'n0:7000', redisUrl: `rediss://gateway:${ENCODED}@x` })!,
     ]
     expect(settings.map(describeRedis)).toEqual([
       'cache:6380 (TLS, người dùng gateway)',
@@ -97,7 +98,7 @@ describe('parseRedisConfig (APP_REDIS_*)', () => {
 
 describe('toRedisNodes', () => {
   it('reads host:port lists, IPv6 in brackets, the role\'s port by default', () => {
-    expect(toRedisNodes(' a:1 ,b,[fe80::1]:7000,', 'APP_REDIS_CLUSTER_NODES')).toEqual([{ host: 'a', port: 1 }, { host: 'b', port: 6379 }, { host: 'fe80::1', port: 7000 }])
-    expect(toRedisNodes('', 'APP_REDIS_SENTINELS')).toEqual([])
+    expect(toRedisNodes(['a:1', 'b', '[fe80::1]:7000'], 'APP_REDIS_CLUSTER_NODES')).toEqual([{ host: 'a', port: 1 }, { host: 'b', port: 6379 }, { host: 'fe80::1', port: 7000 }])
+    expect(toRedisNodes([], 'APP_REDIS_SENTINELS')).toEqual([])
   })
 })

@@ -12,12 +12,12 @@
  */
 
 import { checkTrustList } from '../http/forwarding'
-import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toText, MAX_LIMIT_SECONDS } from './coerce'
+import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toRedisUrl, toText, MAX_LIMIT_SECONDS } from './coerce'
 import { GATEWAY_DEFAULTS as D } from './defaults'
 import { parseMockUser } from './mock-user'
 import { parseRedisConfig } from './redis-config'
 import { oidcMapping, parseOidcConfig } from './oidc-config'
-import { ConfigError, MIN_SECRET_LENGTH, type GatewayConfig, type IamMapping, type LoggingConfig, type LogLevel, type ProxyTrust, type RawGatewayConfig } from './types'
+import { ConfigError, MIN_SECRET_LENGTH, type GatewayConfig, type IamMapping, type LoggingConfig, type LogLevel, type ProxyTrust, type RawGatewayConfig, type RedisSettings } from './types'
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -43,6 +43,18 @@ export function toProxyTrust(value: unknown): ProxyTrust {
     throw new ConfigError(`APP_TRUST_PROXY phải là true, false, số proxy đứng trước (số nguyên >= 0) hoặc danh sách địa chỉ/mạng CIDR của chúng (vd. 10.0.0.0/8, loopback): ${(error as Error).message} (nhận được '${String(value)}').`)
   }
   return list
+}
+
+/** The APP_REDIS_* variables, read (coerce.ts) and checked whole (redis-config.ts); undefined when none is set. */
+export function readRedisSettings(raw: Pick<RawGatewayConfig, 'redisUrl' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPassword' | 'redisClusterNodes' | 'redisTlsCa'>): RedisSettings | undefined {
+  return parseRedisConfig({
+    url: toRedisUrl(raw.redisUrl, 'APP_REDIS_URL'),
+    sentinels: toList(raw.redisSentinels),
+    sentinelName: toText(raw.redisSentinelName),
+    sentinelPassword: toText(raw.redisSentinelPassword),
+    clusterNodes: toList(raw.redisClusterNodes),
+    tlsCa: toText(raw.redisTlsCa),
+  })
 }
 
 /** The session's whole life in minutes (core/session/seal.ts SESSION_TTL_MS): an idle timeout beyond it never acts. */
@@ -184,7 +196,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       windowSeconds: toInt(rateLimit.window, D.rateLimit.window, 'APP_RATE_LIMIT_WINDOW', 1),
       maxKeys: toInt(rateLimit.maxKeys, D.rateLimit.maxKeys, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
-    redis: parseRedisConfig(raw),
+    redis: readRedisSettings(raw),
     revocationJournal: toText(raw.revocationJournal),
     logging: parseLoggingConfig(raw),
     metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, D.metricsHost) || D.metricsHost },

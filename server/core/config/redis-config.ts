@@ -2,8 +2,17 @@
  * The Redis settings (APP_REDIS_*): one Redis by its address, a Sentinel-watched primary, or a Redis Cluster, with TLS
  * and an ACL user. Checked whole here, at start; no message ever repeats a value that may hold a password. Pure.
  */
-import { toList, toRedisUrl, toText } from './coerce'
-import { ConfigError, type RawGatewayConfig, type RedisAuth, type RedisNode, type RedisSettings } from './types'
+import { ConfigError, type RedisAuth, type RedisNode, type RedisSettings } from './types'
+
+/** The APP_REDIS_* values as coerce.ts read them (config.ts's readRedisSettings): texts, lists, a checked URL. */
+export interface RedisValues {
+  url: string
+  sentinels: string[]
+  sentinelName: string
+  sentinelPassword: string
+  clusterNodes: string[]
+  tlsCa: string
+}
 
 const DEFAULT_PORTS = { APP_REDIS_SENTINELS: 26379, APP_REDIS_CLUSTER_NODES: 6379 } as const
 
@@ -11,8 +20,8 @@ const DEFAULT_PORTS = { APP_REDIS_SENTINELS: 26379, APP_REDIS_CLUSTER_NODES: 637
  * A `host:port` list ([v6]:port for IPv6); the port defaults to the role's usual one. A refusal names the entry by its
  * place, never by its text (one written as a URL may carry a password).
  */
-export function toRedisNodes(value: unknown, variable: keyof typeof DEFAULT_PORTS): RedisNode[] {
-  return toList(value).map((item, index) => {
+export function toRedisNodes(list: readonly string[], variable: keyof typeof DEFAULT_PORTS): RedisNode[] {
+  return list.map((item, index) => {
     const match = /^(?:\[([0-9a-f:.]+)\]|([^:[\]\s/@]+))(?::(\d{1,5}))?$/i.exec(item)
     const port = match?.[3] === undefined ? DEFAULT_PORTS[variable] : Number(match[3])
     if (!match || port < 1 || port > 65_535) {
@@ -28,13 +37,10 @@ export function toRedisNodes(value: unknown, variable: keyof typeof DEFAULT_PORT
  * TLS), the ACL user and password, and (Sentinel) the database, as `rediss://gateway:<password>@redis/0`: its host is
  * not used, the nodes come from the list. Settings that cannot be meant together are refused.
  */
-export function parseRedisConfig(raw: Pick<RawGatewayConfig, 'redisUrl' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPassword' | 'redisClusterNodes' | 'redisTlsCa'>): RedisSettings | undefined {
-  const url = toRedisUrl(raw.redisUrl, 'APP_REDIS_URL')
-  const sentinels = toRedisNodes(raw.redisSentinels, 'APP_REDIS_SENTINELS')
-  const name = toText(raw.redisSentinelName)
-  const sentinelPassword = toText(raw.redisSentinelPassword)
-  const nodes = toRedisNodes(raw.redisClusterNodes, 'APP_REDIS_CLUSTER_NODES')
-  const tlsCa = toText(raw.redisTlsCa)
+export function parseRedisConfig(values: RedisValues): RedisSettings | undefined {
+  const { url, sentinelName: name, sentinelPassword, tlsCa } = values
+  const sentinels = toRedisNodes(values.sentinels, 'APP_REDIS_SENTINELS')
+  const nodes = toRedisNodes(values.clusterNodes, 'APP_REDIS_CLUSTER_NODES')
   if (sentinels.length && nodes.length) throw new ConfigError('APP_REDIS_SENTINELS và APP_REDIS_CLUSTER_NODES không dùng cùng nhau: Redis là Sentinel hoặc Cluster, chọn một.')
   if (sentinels.length && !name) throw new ConfigError('APP_REDIS_SENTINELS cần APP_REDIS_SENTINEL_NAME (tên primary mà các sentinel theo dõi, vd. mymaster).')
   if (!sentinels.length && (name || sentinelPassword)) throw new ConfigError(`${name ? 'APP_REDIS_SENTINEL_NAME' : 'APP_REDIS_SENTINEL_PASSWORD'} chỉ dùng với APP_REDIS_SENTINELS.`)
