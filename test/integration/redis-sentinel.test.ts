@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningGateway } from '../support/gateway'
-import { loginCookie, postLogin, sessionCookieOf } from '../support/login'
+import { loginCookie, postLogin } from '../support/login'
+import { sessionsLeft, sessionUser, startLogoutLoad } from '../support/logout-load'
 import { rawRequest } from '../support/raw-http'
 import { redisCli, startSentinelTopology, until, type SentinelTopology } from '../support/redis-ha'
 import { useStack } from '../support/stack'
@@ -23,12 +24,6 @@ beforeAll(async () => {
 })
 afterAll(() => topology?.stop())
 
-async function user(gateway: RunningGateway, cookie: string): Promise<string | null> {
-  const answer = await rawRequest(`${gateway.url}/auth/session`, { headers: { cookie } })
-  expect(answer.status).toBe(200)
-  return (JSON.parse(answer.body) as { user: { id: string } | null }).user?.id ?? null
-}
-
 const readyz = async (gateway: RunningGateway) => (await rawRequest(`${gateway.url}/readyz`)).status
 /** The primary's writes so far are on its replica (the failover test's own precondition, not the gateway's). */
 const replicated = () => redisCli(topology.primaryPort()!, 'WAIT', '1', '2000')
@@ -44,33 +39,7 @@ describe('Redis Sentinel: the primary killed under load', () => {
     expect(replicated()).toBe('1')
 
     // Under load: each instance in turn logs in, reads, logs out, until the failover is over and both are ready again.
-    const loggedOut: string[] = [...before]
-    const failures: string[] = []
-    let requests = 0
-    let running = true
-    const startedAt = Date.now()
-    // Paced (a round every 50 ms at most), so the end's check of every logout stays short.
-    const load = (async () => {
-      for (let n = 0; running; n++) {
-        const [a, b] = n % 2 ? [first, second] : [second, first]
-        const pace = new Promise(resolve => setTimeout(resolve, 50))
-        requests += 3
-        try {
-          const login = await postLogin(a, { username: 'sale', password: 'sale123' })
-          if (login.status !== 200) throw new Error(`login ${login.status}`)
-          const cookie = sessionCookieOf(login)
-          if (await user(b, cookie) !== 'u-sale') throw new Error('session read')
-          const out = await rawRequest(`${b.url}/auth/logout`, { headers: { cookie } })
-          if (out.status !== 302) throw new Error(`logout ${out.status}`)
-          loggedOut.push(cookie)
-        }
-        catch (error) {
-          failures.push(`${(Date.now() - startedAt) / 1000} s: ${(error as Error).message}`)
-        }
-        await pace
-      }
-    })()
-
+    const load = startLogoutLoad(first, second)
     let readyAfterMs: number | undefined
     let to: number | undefined
     try {
@@ -89,23 +58,20 @@ describe('Redis Sentinel: the primary killed under load', () => {
       readyAfterMs = Date.now() - killedAt
     }
     finally {
-      running = false
-      await load
+      await load.stop()
     }
 
     // Every logout, before and during, holds on both instances within 2 s.
+    const loggedOut = [...before, ...load.loggedOut]
     const started = Date.now()
-    await expect.poll(async () => {
-      const users = await Promise.all(loggedOut.flatMap(cookie => gateways.map(gateway => user(gateway, cookie))))
-      return users.filter(id => id !== null).length
-    }, { timeout: 2_000, interval: 100 }).toBe(0)
+    await expect.poll(() => sessionsLeft(loggedOut, gateways), { timeout: 2_000, interval: 100 }).toBe(0)
     expect(Date.now() - started).toBeLessThanOrEqual(2_000)
     expect(loggedOut.length).toBeGreaterThan(4)
     // The new primary has them all (written or written again), and the five wrong passwords: the sixth attempt is 429.
     expect(Number(redisCli(to!, 'EVAL', 'return #redis.call("keys", "svc:rev:s:*")', '0'))).toBeGreaterThanOrEqual(loggedOut.length)
     await expect.poll(async () => (await postLogin(second, { username: 'viewer', password: 'viewer123' })).status, { timeout: 2_000 }).toBe(429)
     // Nothing failed: Redis is never on a request's path for longer than its budget (logins count locally meanwhile).
-    expect({ failures, requests, readyAfterMs }).toMatchObject({ failures: [] })
+    expect({ failures: load.failures, requests: load.requests(), readyAfterMs }).toMatchObject({ failures: [] })
   })
 
   it('writes again, on the new primary, a revocation the old one acknowledged but never passed to its replica', async () => {
@@ -132,6 +98,6 @@ describe('Redis Sentinel: the primary killed under load', () => {
     await until(async () => (await readyz(first)) === 200 && (await readyz(second)) === 200, 'both instances ready on the new primary', 15_000)
     // The instance that made it writes its recent revocations again once it is back: the new primary has them.
     await expect.poll(() => redisCli(to, 'EXISTS', key!), { timeout: 2_000 }).toBe('1')
-    expect(await user(second, cookie)).toBeNull()
+    expect(await sessionUser(second, cookie)).toBeNull()
   })
 })
