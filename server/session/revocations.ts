@@ -158,6 +158,7 @@ async function followRevocations(): Promise<void> {
     if (revocation) revoked.add(revocation)
   })
   let syncing = false
+  let followedOnce = false
   let markFollowed: () => void = () => {}
   // Only a sync that went through marks it (a failed one leaves it to the next 'ready').
   const followed = new Promise<void>((resolve) => {
@@ -176,8 +177,9 @@ async function followRevocations(): Promise<void> {
       const sent = await flushPending(redis)
       const loaded = await loadAll(redis)
       if (lost) useLogger().warn({ rewritten: again.length }, `Redis đã mất dữ liệu thu hồi phiên: ghi lại ${again.length} thu hồi còn hiệu lực.`)
-      if (redisDown || failover) useLogger().warn({ sent, recent: lost ? undefined : again.length, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ (gồm thu hồi ${RECENT_MS / 1000} giây gần đây), nhận ${loaded} thu hồi.`)
+      if (redisDown || (failover && again.length)) useLogger().warn({ sent, recent: lost ? undefined : again.length, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ (gồm thu hồi ${RECENT_MS / 1000} giây gần đây), nhận ${loaded} thu hồi.`)
       redisDown = pending.length > 0
+      followedOnce = true
       markFollowed()
     }
     catch (error) {
@@ -196,6 +198,8 @@ async function followRevocations(): Promise<void> {
     // A primary replaced or a node gone: its acknowledged writes may be lost, and the subscriber may have moved to
     // another node (missing what was announced meanwhile). Again once the new subscription surely stands.
     const failedOver = () => {
+      // The nodes found at start are no failover: the first sync reads everything anyway.
+      if (!followedOnce) return
       void resync(true)
       setTimeout(() => void resync(true), 2 * RETRY_MS).unref()
     }
