@@ -69,7 +69,7 @@ export function checkMemorySlope(samples, outcomes, runMs, warmUpEndMs = 0) {
       }
       return low
     }
-    if (lived.length < SPANS * 2) {
+    if (lived.length < SPANS) {
       pass = false
       details.push(`${instance}: too few samples after the warm-up (${lived.length})`)
       continue

@@ -143,7 +143,9 @@ describe('soak: memory kept per request (the slope)', () => {
 
   it('fits from the warm-up\'s end, and fails when too few samples are left to fit', () => {
     const { samples, outcomes } = run(0)
-    expect(checkMemorySlope(samples.slice(0, 40), outcomes as never, 180_000).details).toEqual(['a: too few samples after the warm-up (13)'])
+    expect(checkMemorySlope(samples.slice(0, 38), outcomes as never, 180_000).details).toEqual(['a: too few samples after the warm-up (11)'])
+    expect(checkMemorySlope(samples, outcomes as never, 180_000, 170_000).details).toEqual(['a: too few samples after the warm-up (11)'])
+    expect(checkMemorySlope(samples, outcomes as never, 180_000, 100_000).pass).toBe(true)
   })
 
   it('fits a line and its error', () => {
