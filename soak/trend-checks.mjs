@@ -14,8 +14,10 @@ import { flatnessWindows } from './schedule.mjs'
 
 /** Bytes of V8 heap a request may leave behind, fitted over the run: a 1 KiB-per-request leak is well above. */
 export const SLOPE_LIMIT = 400
-/** The slope is judged on the heap's floor in this many spans of the fitted window (a floor per span). */
+/** Without enough mark-compacts, the slope is judged on the heap's floor in this many spans of the window. */
 const SPANS = 12
+/** Mark-compacts in the window needed to fit what the collector kept (else the floors are fitted). */
+const MIN_COLLECTIONS = 5
 
 const count = (/** @type {number} */ n) => Math.round(n).toLocaleString('en-US')
 
@@ -74,23 +76,28 @@ export function checkMemorySlope(samples, outcomes, runMs, warmUpEndMs = 0) {
       details.push(`${instance}: too few samples after the warm-up (${lived.length})`)
       continue
     }
+    // What the collector kept: old space in the first sample after each mark-compact (a sample of the same process).
+    const collected = lived.filter((s, i) => i > 0 && s.oldMiB !== undefined && (s.majorGcs ?? 0) > (lived[i - 1]?.majorGcs ?? Number.POSITIVE_INFINITY))
     /** @type {[number, number][]} */
-    const floors = []
-    const size = lived.length / SPANS
-    for (let span = 0; span < SPANS; span++) {
-      const lowest = lived.slice(Math.round(span * size), Math.round((span + 1) * size)).reduce((low, s) => ((s.heapMiB ?? 0) < (low.heapMiB ?? 0) ? s : low))
-      floors.push([by(lowest.t), (lowest.heapMiB ?? 0) * 2 ** 20])
+    const points = collected.length >= MIN_COLLECTIONS ? collected.map(s => [by(s.t), (s.oldMiB ?? 0) * 2 ** 20]) : []
+    if (!points.length) {
+      const size = lived.length / SPANS
+      for (let span = 0; span < SPANS; span++) {
+        const lowest = lived.slice(Math.round(span * size), Math.round((span + 1) * size)).reduce((low, s) => ((s.heapMiB ?? 0) < (low.heapMiB ?? 0) ? s : low))
+        points.push([by(lowest.t), (lowest.heapMiB ?? 0) * 2 ** 20])
+      }
     }
     const requests = by(lived.at(-1)?.t ?? 0) - by(lived[0]?.t ?? 0)
-    const { slope, error } = fitLine(floors)
+    const { slope, error } = fitLine(points)
     const over = slope - 2 * error > SLOPE_LIMIT
     if (over) pass = false
-    parts.push(`${instance}: ${count(slope)} ± ${count(error)} B/request over ${count(requests)} requests${over ? ' (over)' : ''}`)
+    const basis = collected.length >= MIN_COLLECTIONS ? `old space after ${collected.length} mark-compacts` : `heap floors of ${SPANS} spans`
+    parts.push(`${instance}: ${count(slope)} ± ${count(error)} B/request over ${count(requests)} requests (${basis})${over ? ' (over)' : ''}`)
   }
   return {
     name: 'memory slope',
     pass: pass && parts.length > 0,
-    line: `memory slope: V8 heap kept per request after the warm-up ${pass ? 'within' : 'NOT within'} ${SLOPE_LIMIT} B (least squares over ${SPANS} floors, ± its standard error; ${parts.join('; ')})`,
+    line: `memory slope: V8 heap kept per request after the warm-up ${pass ? 'within' : 'NOT within'} ${SLOPE_LIMIT} B (least squares, ± its standard error; ${parts.join('; ')})`,
     details,
   }
 }
@@ -166,7 +173,8 @@ export function checkLatencyRecovery(outcomes, windows) {
       }
     }
     const label = `${fault.kind} at ${(fault.start / 1000).toFixed(0)} s`
-    if (!last) {
+    // Not back in a shorter room than the 5 s and a window: the next fault came before it could be told.
+    if (!last || (!back && fault.end + RECOVERY.withinMs + RECOVERY.windowMs > next)) {
       parts.push(`${label}: not judged (no room before the next fault, or too few exchanges)`)
       continue
     }

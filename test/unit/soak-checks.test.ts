@@ -132,7 +132,20 @@ describe('soak: memory kept per request (the slope)', () => {
     expect(checkFlatness(leaking.samples, 180_000).pass).toBe(true)
     const verdict = checkMemorySlope(leaking.samples, leaking.outcomes as never, 180_000)
     expect(verdict.pass).toBe(false)
-    expect(verdict.line).toMatch(/^memory slope: V8 heap kept per request after the warm-up NOT within 400 B .*a: 1,0\d\d ± \d+ B\/request over [\d,]+ requests \(over\)\)$/)
+    expect(verdict.line).toMatch(/^memory slope: V8 heap kept per request after the warm-up NOT within 400 B .*a: 1,0\d\d ± \d+ B\/request over [\d,]+ requests \(heap floors of 12 spans\) \(over\)\)$/)
+  })
+
+  it('fits the old space the collector kept after each mark-compact when there are enough: a leak under a falling heap fails', () => {
+    const { samples, outcomes } = run(0)
+    // The heap's floor falls 10 MiB (a cache turning over its entries), old space after each mark-compact (every 10 s)
+    // grows by 1 KiB a request: the floors alone would pass it.
+    const leaking = samples.map(s => ({ ...s, heapMiB: s.heapMiB - s.t / 18_000, majorGcs: Math.floor(s.t / 10_000), oldMiB: 60 + (s.t / 1000 * 40 * 1024) / 2 ** 20 }))
+    expect(checkMemorySlope(leaking.map(s => ({ ...s, majorGcs: undefined })), outcomes as never, 180_000).pass).toBe(true)
+    const verdict = checkMemorySlope(leaking, outcomes as never, 180_000)
+    expect(verdict.pass).toBe(false)
+    expect(verdict.line).toMatch(/a: 1,0\d\d ± \d+ B\/request over [\d,]+ requests \(old space after 16 mark-compacts\) \(over\)/)
+    const flat = samples.map(s => ({ ...s, majorGcs: Math.floor(s.t / 10_000), oldMiB: 60 }))
+    expect(checkMemorySlope(flat, outcomes as never, 180_000).pass).toBe(true)
   })
 
   it('lets a run whose floors are noise pass: the slope must stand above the limit by twice its error', () => {
@@ -180,7 +193,13 @@ describe('soak: latency back after Redis', () => {
 
   it('takes noise of less than 100 ms as back (a loaded 2-core machine), and a fault with no room after it as not judged', () => {
     expect(checkLatencyRecovery(exchanges(60_000, 110) as never, faults).pass).toBe(true)
+    expect(checkLatencyRecovery(exchanges(60_000, 130) as never, faults).pass).toBe(false)
     const crowded = [{ kind: 'redis-restart' as const, start: 60_000, end: 64_000 }, { kind: 'redis-empty' as const, start: 65_000, end: 68_000 }]
     expect(checkLatencyRecovery(exchanges(0) as never, crowded).line).toContain('redis-restart at 60 s: not judged')
+    // Room for a few windows but not for 5 s: back at once is said, not back yet is not judged (never 'late').
+    const short = [faults[0]!, { kind: 'upload-abort' as const, start: 70_000, end: 78_000 }]
+    expect(checkLatencyRecovery(exchanges(0) as never, short).line).toContain('redis-failover at 60 s: back 0.00 s')
+    const slow = checkLatencyRecovery(exchanges(60_000) as never, short)
+    expect([slow.pass, slow.line]).toEqual([true, expect.stringContaining('redis-failover at 60 s: not judged')])
   })
 })
