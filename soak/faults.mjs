@@ -7,12 +7,16 @@
 import { faultPlan, faultSeconds, redisDownSeconds, RESTARTED } from './schedule.mjs'
 
 const sleep = (/** @type {number} */ ms) => new Promise(resolve => setTimeout(resolve, ms))
+/** A killed primary being started again as a replica (awaited before the next fault). */
+let reviving = /** @type {Promise<void> | undefined} */ (undefined)
 
 /**
  * @typedef {object} Neighbours
  * @property {{ state: { scenario: string } }} iam the development IAM
  * @property {{ faults: { reset: boolean, slowMs: number } }} backend
- * @property {{ crash: () => Promise<void>, start: (options?: { empty?: boolean }) => Promise<void> }} redis
+ * @property {{ crash?: () => Promise<void>, start?: (options?: { empty?: boolean }) => Promise<void>,
+ *   failover?: () => Promise<{ from: number, to: number }>, revive?: (port: number) => Promise<void> }} redis
+ *   a redis-server that crashes and starts again, or a Sentinel topology whose primary fails over
  * @property {{ mode: { abortUploads: boolean, slowReaders: boolean }, rotation: Set<string> }} load
  * @property {Map<string, { stop: () => Promise<number | null>, start: () => Promise<void> }>} gateways
  */
@@ -40,9 +44,15 @@ async function holdFault(kind, seconds, n, redisDown) {
     case 'slow-readers': return void await during(() => (n.load.mode.slowReaders = true), () => (n.load.mode.slowReaders = false))
     case 'redis-restart':
     case 'redis-empty':
-      await n.redis.crash()
+      await n.redis.crash?.()
       await sleep(redisDown * 1000)
-      return void await n.redis.start({ empty: kind === 'redis-empty' })
+      return void await n.redis.start?.({ empty: kind === 'redis-empty' })
+    case 'redis-failover': {
+      // Ends once the promoted replica answers as primary; the killed one is started again after the window.
+      const { from, to } = await /** @type {NonNullable<Neighbours['redis']['failover']>} */ (n.redis.failover)()
+      reviving = n.redis.revive?.(from)
+      return `primary ${from} killed, ${to} promoted`
+    }
     case 'restart': {
       const gateway = n.gateways.get(RESTARTED)
       if (!gateway) throw new Error(`no instance ${RESTARTED}`)
@@ -62,20 +72,22 @@ async function holdFault(kind, seconds, n, redisDown) {
 /**
  * Runs every fault of a run of `runSeconds` at its time, one after another; resolves with their windows (ms from
  * `origin`) once the last has ended. `afterRestart` runs once the restarted instance is back (the warm-up's end).
- * @param {{ runSeconds: number, origin: number, neighbours: Neighbours, log: (line: string) => void, afterRestart: () => Promise<void> }} options
+ * @param {{ runSeconds: number, origin: number, neighbours: Neighbours, log: (line: string) => void, afterRestart: () => Promise<void>, redis?: import('./schedule.mjs').RedisTopology }} options
  */
-export async function runFaults({ runSeconds, origin, neighbours, log, afterRestart }) {
+export async function runFaults({ runSeconds, origin, neighbours, log, afterRestart, redis = 'standalone' }) {
   /** @type {(import('./schedule.mjs').FaultWindow & { note?: string })[]} */
   const windows = []
   const seconds = faultSeconds(runSeconds)
-  for (const { kind, at } of faultPlan(runSeconds)) {
+  for (const { kind, at } of faultPlan(runSeconds, redis)) {
     const wait = origin + at * 1000 - Date.now()
     if (wait > 0) await sleep(wait)
+    await reviving
     const start = Date.now() - origin
     log(`fault ${kind} at ${(start / 1000).toFixed(0)} s`)
     const note = await holdFault(kind, seconds, neighbours, redisDownSeconds(runSeconds))
     windows.push({ kind, start, end: Date.now() - origin, ...(note ? { note } : {}) })
     if (kind === 'restart') await afterRestart()
   }
+  await reviving
   return windows
 }

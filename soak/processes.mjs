@@ -76,7 +76,8 @@ export function gatewayInstance({ name, entry, port, metricsPort, env, logDir })
     const stderr = join(logDir, `${name}.${n}.err.log`)
     const [out, err] = [openSync(stdout, 'w'), openSync(stderr, 'w')]
     child = spawn(process.execPath, [entry], {
-      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), APP_METRICS_PORT: String(metricsPort), ...env },
+      // NODE_OPTIONS reaches the gateways as it would in production (an operator's agent, a --require'd probe).
+      env: { PATH: process.env.PATH, ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}), HOST: '127.0.0.1', PORT: String(port), APP_METRICS_PORT: String(metricsPort), ...env },
       stdio: ['ignore', out, err],
     })
     closeSync(out)

@@ -1,10 +1,12 @@
 // @ts-check
 /**
- * `npm run soak [-- --minutes N] [--out DIR] [--no-build]`: two gateway instances of the built playground sharing one
- * redis-server, the development IAM and the soak backend, under a steady mix (soak/load.mjs) for N minutes (10),
+ * `npm run soak [-- --minutes N] [--out DIR] [--no-build] [--redis standalone|sentinel]`: two gateway instances of the
+ * built playground sharing one redis-server (or, with `--redis sentinel`, a primary, a replica and three sentinels,
+ * whose primary is killed where the redis-server would crash), the development IAM and the soak backend, under a steady mix (soak/load.mjs) for N minutes (10),
  * with faults on a schedule scaled to the run (soak/schedule.mjs). Then every logout is checked on both instances, the
  * processes are stopped, their logs read, and each check (soak/checks.mjs) gives PASS or FAIL in DIR/summary.md
  * (soak-report/), beside DIR/soak.svg. Exits 1 when any check fails. docs/soak.md says what each check measures.
+ * NODE_OPTIONS, when set, reaches the gateways (as an operator's agent would).
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -16,15 +18,19 @@ import { freePort } from '../bench/processes.mjs'
 import { startDevIam } from '../dev/iam.mjs'
 import { startSoakBackend } from './backend.mjs'
 import { checkAccessLines, checkDrains, checkErrors, checkFlatness, checkLogs, checkPool, checkRevocations, checkStreams } from './checks.mjs'
+import { checkLatencyRecovery, checkMemorySlope } from './trend-checks.mjs'
 import { runFaults } from './faults.mjs'
 import { SOAK_ACCOUNTS, startLoad } from './load.mjs'
 import { gatewayInstance, startRedis } from './processes.mjs'
+import { startSentinelRedis } from './redis-sentinel.mjs'
 import { writeReport } from './report.mjs'
 import { startSampler } from './sampler.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const entry = join(root, 'playground/.output/server/index.mjs')
-const { values } = parseArgs({ options: { 'minutes': { type: 'string', default: '10' }, 'out': { type: 'string', default: 'soak-report' }, 'no-build': { type: 'boolean', default: false } } })
+const { values } = parseArgs({ options: { 'minutes': { type: 'string', default: '10' }, 'out': { type: 'string', default: 'soak-report' }, 'no-build': { type: 'boolean', default: false }, 'redis': { type: 'string', default: 'standalone' } } })
+const topology = /** @type {import('./schedule.mjs').RedisTopology} */ (values.redis)
+if (topology !== 'standalone' && topology !== 'sentinel') throw new Error(`--redis must be standalone or sentinel, not '${values.redis}'`)
 const minutes = Number(values.minutes)
 if (!(minutes >= 1)) throw new Error(`--minutes must be a number of 1 or more, not '${values.minutes}'`)
 const runMs = Math.round(minutes * 60_000)
@@ -57,8 +63,11 @@ process.once('SIGINT', () => void stopAll().then(() => process.exit(130)))
 
 try {
   const [redisPort, ...ports] = await Promise.all(Array.from({ length: 5 }, () => freePort()))
-  const redis = await startRedis({ port: redisPort, dir: join(out, 'redis-data') })
+  const redis = topology === 'sentinel'
+    ? await startSentinelRedis({ dir: join(out, 'redis-data'), ports: [redisPort, ...await Promise.all(Array.from({ length: 4 }, () => freePort()))] })
+    : await startRedis({ port: redisPort, dir: join(out, 'redis-data') })
   stoppers.push(redis.stop)
+  const redisEnv = 'env' in redis ? redis.env : { APP_REDIS_URL: redis.url }
   const iam = await startDevIam({ slowMs: 3000, accounts: SOAK_ACCOUNTS })
   stoppers.push(iam.close)
   const backend = await startSoakBackend()
@@ -67,7 +76,7 @@ try {
     APP_SESSION_SECRET: randomBytes(32).toString('hex'),
     APP_AUTH_BASE_URL: iam.url,
     APP_API_PROXY_TARGET: backend.url,
-    APP_REDIS_URL: redis.url,
+    ...redisEnv,
     APP_AUTH_TIMEOUT: '2',
     APP_API_PROXY_TIMEOUT: '10000',
     APP_SHUTDOWN_TIMEOUT: '20',
@@ -78,7 +87,7 @@ try {
   }))
   for (const gateway of gateways) stoppers.push(gateway.stop)
   await Promise.all(gateways.map(gateway => gateway.start()))
-  log(`gateways ${gateways.map(g => g.url).join(', ')}; redis ${redis.url}; IAM ${iam.url}; backend ${backend.url}; ${minutes} min`)
+  log(`gateways ${gateways.map(g => g.url).join(', ')}; redis ${'env' in redis ? redis.describe : redis.url}; IAM ${iam.url}; backend ${backend.url}; ${minutes} min`)
 
   const origin = Date.now()
   const mode = { abortUploads: false, slowReaders: false }
@@ -92,7 +101,7 @@ try {
     log(`warm-up: ${primed.sessions} sessions opened on every instance (their session caches full)`)
   }
   const neighbours = { iam, backend, redis, load: { mode, rotation: load.rotation }, gateways: new Map(gateways.map(g => [g.name, g])) }
-  const faults = runFaults({ runSeconds: runMs / 1000, origin, neighbours, log, afterRestart })
+  const faults = runFaults({ runSeconds: runMs / 1000, origin, neighbours, log, afterRestart, redis: topology })
   await sleep(origin + runMs - Date.now())
   const windows = await faults
   log(`${runMs / 60_000} min of load done: stopping it, then checking ${load.logouts.length} logouts on every instance`)
@@ -123,11 +132,13 @@ try {
     checkAccessLines(load.outcomes, accessLines),
     checkStreams(load.outcomes),
     checkFlatness(sampler.samples.filter(s => s.t <= runMs), runMs, primed.to),
+    checkMemorySlope(sampler.samples, load.outcomes, runMs, primed.to),
+    checkLatencyRecovery(load.outcomes, windows),
     checkPool(sampler.samples, poolLimit, quiet),
     checkDrains(logs, windows.find(w => w.kind === 'restart')?.note),
   ]
   const setup = [
-    `2 gateway instances of the built playground (${logs.length} processes: ${logs.map(l => `${l.instance} pid ${l.pid}`).join(', ')}), one redis-server (append-only file, fsync always), the development IAM (APP_AUTH_TIMEOUT 2 s; its stall: 3 s), the soak backend (soak/backend.mjs)`,
+    `2 gateway instances of the built playground (${logs.length} processes: ${logs.map(l => `${l.instance} pid ${l.pid}`).join(', ')}; NODE_OPTIONS ${process.env.NODE_OPTIONS ? `'${process.env.NODE_OPTIONS}'` : 'not set'}), ${'env' in redis ? redis.describe : 'one redis-server (append-only file, fsync always)'}, the development IAM (APP_AUTH_TIMEOUT 2 s; its stall: 3 s), the soak backend (soak/backend.mjs)`,
     'load (soak/load.mjs): 8 users (log in, 4 session reads and 4 proxied GETs, log out), 2 streamers (uploads and downloads of 2 to 6 MiB), 3 tunnellers (a WebSocket echo for 10 s, then log out)',
     `warm-up: after the restart, ${primed.sessions} sessions logged in and each opened on every instance (${(primed.from / 1000).toFixed(1)}–${(primed.to / 1000).toFixed(1)} s), so that the session caches (${cacheSize} a process) are full before minute 2`,
     `samples every ${runMs >= 300_000 ? 2 : 1} s; backend pool limit ${poolLimit} (APP_API_PROXY_CONNECTIONS)`,

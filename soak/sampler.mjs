@@ -14,6 +14,8 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
  * @property {number} rssMiB VmRSS
  * @property {number} fds entries of /proc/<pid>/fd
  * @property {number} [heapMiB] svc_gateway_nodejs_heap_size_used_bytes
+ * @property {number} [oldMiB] svc_gateway_nodejs_heap_space_size_used_bytes{space="old"}: V8's old space in use
+ * @property {number} [majorGcs] svc_gateway_nodejs_gc_duration_seconds_count{kind="major"}: mark-compacts so far
  * @property {number} [streams] svc_gateway_open_streams
  * @property {number} [tunnels] svc_gateway_open_tunnels
  * @property {number} pool established connections to the backend that are not tunnels
@@ -49,8 +51,14 @@ function gauges(/** @type {string} */ text) {
     const value = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]
     return value === undefined ? undefined : Number(value)
   }
-  const heap = read('svc_gateway_nodejs_heap_size_used_bytes')
-  return { heapMiB: heap === undefined ? undefined : heap / 2 ** 20, streams: read('svc_gateway_open_streams'), tunnels: read('svc_gateway_open_tunnels') }
+  const mib = (/** @type {number | undefined} */ bytes) => (bytes === undefined ? undefined : bytes / 2 ** 20)
+  return {
+    heapMiB: mib(read('svc_gateway_nodejs_heap_size_used_bytes')),
+    oldMiB: mib(read('svc_gateway_nodejs_heap_space_size_used_bytes\\{space="old"\\}')),
+    majorGcs: read('svc_gateway_nodejs_gc_duration_seconds_count\\{kind="major"\\}'),
+    streams: read('svc_gateway_open_streams'),
+    tunnels: read('svc_gateway_open_tunnels'),
+  }
 }
 
 /**

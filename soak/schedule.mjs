@@ -6,7 +6,8 @@
 
 /**
  * @typedef {'restart' | 'iam-stall' | 'iam-5xx' | 'backend-reset' | 'backend-slow' | 'redis-restart' | 'redis-empty'
- *   | 'upload-abort' | 'slow-readers'} FaultKind
+ *   | 'redis-failover' | 'upload-abort' | 'slow-readers'} FaultKind
+ * @typedef {'standalone' | 'sentinel'} RedisTopology
  * @typedef {{ kind: FaultKind, start: number, end: number }} FaultWindow when a fault was on, ms from the run's start
  * @typedef {import('./load.mjs').Outcome} Outcome
  */
@@ -49,6 +50,8 @@ export const FAULTS = {
   'backend-slow': { label: 'backend slow (1.5 s, paced)', at: 0.54, explains: () => false },
   'redis-restart': { label: 'Redis crashes, back with its data', at: 0.62, explains: () => false },
   'redis-empty': { label: 'Redis crashes, back empty', at: 0.7, explains: () => false },
+  // With --redis sentinel, in place of both crashes (the second fails back to the first primary, started again).
+  'redis-failover': { label: 'Redis primary killed, a replica promoted', at: 0.62, explains: () => false },
   'upload-abort': { label: 'clients abort uploads half-way', at: 0.75, explains: () => false },
   'slow-readers': { label: 'clients read downloads at 1 MiB/s', at: 0.82, explains: () => false },
 }
@@ -63,9 +66,16 @@ export function redisDownSeconds(/** @type {number} */ runSeconds) {
   return Math.min(6, Math.max(3, Math.round(runSeconds * 0.01)))
 }
 
-/** The faults of a run of `runSeconds`, in order: when each begins (s from the start). */
-export function faultPlan(/** @type {number} */ runSeconds) {
-  return /** @type {FaultKind[]} */ (Object.keys(FAULTS)).map(kind => ({ kind, at: Math.round(FAULTS[kind].at * runSeconds) }))
+/**
+ * The faults of a run of `runSeconds`, in order: when each begins (s from the start). With a Sentinel topology, each
+ * Redis crash is a failover (the primary killed), at the crash's time.
+ */
+export function faultPlan(/** @type {number} */ runSeconds, /** @type {RedisTopology} */ redis = 'standalone') {
+  const kinds = /** @type {FaultKind[]} */ (Object.keys(FAULTS)).filter(kind => kind !== 'redis-failover')
+  return kinds.map((kind) => {
+    const failover = redis === 'sentinel' && (kind === 'redis-restart' || kind === 'redis-empty')
+    return { kind: failover ? /** @type {FaultKind} */ ('redis-failover') : kind, at: Math.round(FAULTS[kind].at * runSeconds) }
+  })
 }
 
 /** An exchange near a window's edges may still be its doing (a timeout that fires later, a close on its way). */

@@ -81,7 +81,7 @@ export async function answerProbe(probe: 'healthz' | 'readyz', req: IncomingMess
   if (probe === 'healthz') return send(req, res, 200, { status: 'ok' })
   const { config } = useGatewayConfig()
   const [redis, { iam, backend, routes }] = await Promise.all([
-    config.redisUrl ? pingRevocationsRedis().then((ok): Reach => ok ? 'up' : 'down') : Promise.resolve<Reach>('not configured'),
+    config.redis ? pingRevocationsRedis().then((ok): Reach => ok ? 'up' : 'down') : Promise.resolve<Reach>('not configured'),
     reachability(),
   ])
   // An OpenID Provider whose discovery has not succeeded yet: no login could start.

@@ -1,9 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import { sealValue, sessionEndsAt, unsealValue, type SealKeys } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
-import { connectRedis, withinBudget } from '../stores/redis'
+import { connectRedis, withinBudget, type RedisClient } from '../stores/redis'
 import { cachedTokens, remember, type TokenRecord } from './token-cache'
 
 /**
@@ -107,7 +106,7 @@ const KEY = {
 const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
 
 /** Every instance: records sealed as their own kind (a Redis dump holds no token and no session), indexes as sets. */
-export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
+export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenStore {
   const ttl = (until: number) => Math.max(1, until - Date.now())
   return {
     async get(sid) {
@@ -115,19 +114,24 @@ export function redisTokenStore(redis: Redis, sealKeys: SealKeys): TokenStore {
       const record = value ? unsealValue(value, sealKeys) : null
       return isRecord(record) && record.sid === sid ? record : undefined
     },
+    // The record and its indexes are keys of different slots on Redis Cluster: one transaction per key, sent together.
+    // Half done is harmless: an index naming a session without a record, or a record an index lacks until the next put.
     async put(record, until) {
       const ms = ttl(until)
-      const batch = redis.multi().set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms)
       // An index lives as long as its longest session: a new set takes the TTL (NX), a longer one extends it (GT).
-      const index = (key: string) => batch.sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT')
-      index(KEY.sub(record.sub))
-      if (record.providerSid) index(KEY.providerSid(record.providerSid))
-      await withinBudget(() => batch.exec(), 'MULTI')
+      const index = (key: string) => redis.multi().sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT').exec()
+      await withinBudget(() => Promise.all([
+        index(KEY.sub(record.sub)),
+        record.providerSid ? index(KEY.providerSid(record.providerSid)) : null,
+        redis.set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms),
+      ]), 'MULTI')
     },
     async delete(record) {
-      const batch = redis.multi().del(KEY.record(record.sid)).srem(KEY.sub(record.sub), record.sid)
-      if (record.providerSid) batch.srem(KEY.providerSid(record.providerSid), record.sid)
-      await withinBudget(() => batch.exec(), 'MULTI')
+      await withinBudget(() => Promise.all([
+        redis.del(KEY.record(record.sid)),
+        redis.srem(KEY.sub(record.sub), record.sid),
+        record.providerSid ? redis.srem(KEY.providerSid(record.providerSid), record.sid) : null,
+      ]), 'MULTI')
     },
     async sessionsOf(by) {
       return withinBudget(() => redis.smembers('sub' in by ? KEY.sub(by.sub) : KEY.providerSid(by.providerSid)), 'SMEMBERS')
@@ -154,9 +158,9 @@ let store: Promise<TokenStore> | undefined
 /** The store of this process: Redis when APP_REDIS_URL is set, else memory. */
 export function useTokenStore(): Promise<TokenStore> {
   store ??= (async () => {
-    const { config, seals } = useGatewayConfig()
-    if (!config.redisUrl) return memoryTokenStore()
-    const redis = await connectRedis(config.redisUrl)
+    const { config, seals, redisCa } = useGatewayConfig()
+    if (!config.redis) return memoryTokenStore()
+    const redis = await connectRedis(config.redis, redisCa)
     redis.on('error', (error: Error) => useLogger().debug({ error: error.message }, 'redis (kho token OIDC)'))
     // Commands fail fast while the connection is not up (no offline queue): wait for it, as the other stores do.
     if (redis.status !== 'ready') await new Promise(resolve => redis.once('ready', resolve))

@@ -35,6 +35,8 @@ interface GatewaySettings {
   sessions: SessionCache
   /** The routes of APP_API_ROUTES_FILE, checked ([] without one); replaced whole by reloadRoutes. */
   routes: ApiRoute[]
+  /** The PEM text of APP_REDIS_TLS_CA, read at start (undefined without one). */
+  redisCa: string | undefined
 }
 
 let cached: GatewaySettings | undefined
@@ -79,6 +81,20 @@ export function readRoutesFile(file: string, defaults: RouteDefaults): ApiRoute[
   return parseApiRoutes(document, defaults)
 }
 
+/** APP_REDIS_TLS_CA's certificates, read at start: a file that cannot be read, or holds no PEM certificate, stops it. */
+function readRedisCa(file: string): string | undefined {
+  if (!file) return undefined
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  }
+  catch (error) {
+    throw new ConfigError(`APP_REDIS_TLS_CA: không đọc được tệp ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`)
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`APP_REDIS_TLS_CA: tệp ${file} không có chứng chỉ PEM (-----BEGIN CERTIFICATE-----).`)
+  return text
+}
+
 /** runtimeConfig.svcGateway's defaults with the APP_* variables of the start over them, not yet checked. */
 function rawConfig(): RawGatewayConfig {
   const defaults = (useRuntimeConfig() as { svcGateway?: Record<string, unknown> }).svcGateway ?? {}
@@ -103,7 +119,7 @@ export function loggingSettings(): LoggingConfig {
 /**
  * The gateway's configuration, parsed and validated once per process: runtimeConfig.svcGateway's defaults with the
  * APP_* variables of the start over them, the keys of each sealed kind derived once, and the cache of opened session
- * cookies, and the routes file's routes. Raises a ConfigError naming the variable when something cannot work.
+ * cookies, the routes file's routes, and the Redis CA file's certificates. Raises a ConfigError naming the variable when something cannot work.
  */
 export function useGatewayConfig(): GatewaySettings {
   if (!cached) {
@@ -119,7 +135,7 @@ export function useGatewayConfig(): GatewaySettings {
     watchSessionCache(() => ({ hits: sessions.hits, misses: sessions.misses }))
     const routes = readRoutesFile(config.apiRoutesFile, { timeoutMs: config.apiProxyTimeout, oidc: config.kind === 'oidc' })
     nameRoutes(config.apiRoutesFile ? routes.map(route => route.name) : undefined)
-    cached = { config, seals, sessions, routes }
+    cached = { config, seals, sessions, routes, redisCa: readRedisCa(config.redis?.tlsCa ?? '') }
   }
   return cached
 }

@@ -1,6 +1,7 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { LOGIN_PATH } from '../../shared/guard'
 import type { LoginMethod } from '../../shared/types'
+import { describeRedis } from '../core/config/redis-config'
 import { missingSettingLine, missingSettings, settingWarnings } from '../core/config/start-checks'
 import { ConfigError } from '../core/config/types'
 import { startStores } from '../gate/stores'
@@ -51,6 +52,7 @@ export default defineNitroPlugin((nitroApp) => {
   // `nuxt dev` serves the developer's own browser, with no proxy in front.
   const warnings = import.meta.dev ? [] : settingWarnings(config, !!(process.env.NITRO_SSL_CERT && process.env.NITRO_SSL_KEY))
   for (const warning of warnings) log.warn({ type: 'config' }, warning)
+  if (config.redis) log.info({ type: 'config' }, `Redis: ${describeRedis(config.redis)}`)
   if (config.metrics.port) startMetricsListener(nitroApp, config.metrics, log)
   // How the login page logs in (the app's pages read it in their server render: plugin 02.auth), and, for a page
   // asked for over plain http, that the browser will drop the session cookie; that, and a login over plain http, is

@@ -1,7 +1,4 @@
-import { randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import { parseRevocation, RevocationSet, type RevocableSession, type Revocation } from '../core/session/revocations'
-import { SESSION_TTL_MS } from '../core/session/seal'
 import { auditLine } from '../ops/audit'
 import { useGatewayConfig } from '../ops/config'
 import { workStarted } from '../ops/drain'
@@ -9,29 +6,29 @@ import { useLogger } from '../ops/logger'
 import { useMetrics } from '../ops/metrics'
 import { throttledWarning } from '../ops/throttled-warning'
 import { OUTCOME_ATTRIBUTE, traced } from '../ops/tracing/spans'
-import { connectRedis, withinBudget } from '../stores/redis'
+import { connectRedis, withinBudget, type RedisClient } from '../stores/redis'
 import { readJournal, removeJournal, writeJournal } from './revocation-journal'
+import { CHANNEL, currentEpoch, readRevocations, ttlOf, writeRevocations } from './revocation-store'
 
-/** Redis keys of live revocations (expiring with the sessions they cover) and the channel that announces new ones. */
-const KEY_PREFIX = 'svc:rev:'
-const CHANNEL = 'svc:rev'
-/**
- * A marker of what Redis holds: set once (random) by the first instance that finds it missing. An instance that
- * reconnects and finds another value, or none, talks to a Redis that lost its data (restarted without persistence,
- * flushed) and writes back every live revocation it holds.
- */
-const EPOCH_KEY = 'svc:rev-epoch'
-/** Revocations written to Redis in one round trip at most. */
-const WRITE_BATCH = 200
 /** Unwritten revocations are tried again this often while Redis is connected. */
 const RETRY_MS = 1_000
+/**
+ * Revocations made here are written again when Redis comes back (or a Cluster's primaries change) if they are this
+ * recent: a primary that acknowledged them may have died before its replica had them, and the replica promoted in its
+ * place has the same epoch marker (docs/operations.md, Redis).
+ */
+const RECENT_MS = 60_000
+/** Recent revocations kept for that at most (a flood of logouts keeps the newest). */
+const RECENT_MAX = 10_000
 
 const revoked = new RevocationSet()
-let shared: { redis: Redis, subscriber: Redis } | undefined
+let shared: { redis: RedisClient, subscriber: RedisClient } | undefined
 /** The Redis epoch this instance last saw (undefined before its first connection). */
 let knownEpoch: string | undefined
 /** Revocations Redis has not taken yet (made during an outage, read from the journal, or written back). */
 const pending: Revocation[] = []
+/** Revocations this instance made lately, with when: written again after a failover. */
+const recent: { at: number, revocation: Revocation }[] = []
 /** While revocations are unwritten, a graceful shutdown waits for them (up to its timeout), as for a request. */
 let pendingWork: (() => void) | undefined
 let retryTimer: NodeJS.Timeout | undefined
@@ -40,36 +37,23 @@ let journalRead: string | undefined
 let redisDown = false
 const warn = throttledWarning()
 
-function keyOf(revocation: Revocation): string {
-  return revocation.kind === 'session' ? `${KEY_PREFIX}s:${revocation.sid}` : `${KEY_PREFIX}u:${revocation.userId}`
+/** Writes revocations to Redis; returns those it could not take (said in a throttled warning). */
+async function publish(redis: RedisClient, revocations: readonly Revocation[]): Promise<Revocation[]> {
+  const { left, error } = await writeRevocations(redis, revocations)
+  if (error) warn(`Redis không nhận được thu hồi phiên (${error instanceof Error ? error.message : String(error)}): giữ cục bộ, gửi lại khi Redis trở lại.`)
+  return left
 }
 
-/** Milliseconds a revocation must be kept: until the sessions it covers have ended. */
-function ttlOf(revocation: Revocation): number {
-  return (revocation.kind === 'session' ? revocation.iat : revocation.before) + SESSION_TTL_MS - Date.now()
+/** The revocations made here within RECENT_MS (older ones forgotten). */
+function recentRevocations(): Revocation[] {
+  const since = Date.now() - RECENT_MS
+  while (recent.length && (recent[0]!.at < since || recent.length > RECENT_MAX)) recent.shift()
+  return recent.map(entry => entry.revocation)
 }
 
-/**
- * Writes revocations to Redis (each a key with its expiry, then an announcement), in batches; returns those Redis
- * could not take (every one from the first batch that failed on).
- */
-async function publish(redis: Redis, revocations: readonly Revocation[]): Promise<Revocation[]> {
-  const live = revocations.filter(revocation => ttlOf(revocation) > 0)
-  for (let start = 0; start < live.length; start += WRITE_BATCH) {
-    const batch = redis.multi()
-    for (const revocation of live.slice(start, start + WRITE_BATCH)) {
-      const text = JSON.stringify(revocation)
-      batch.set(keyOf(revocation), text, 'PX', ttlOf(revocation)).publish(CHANNEL, text)
-    }
-    try {
-      await withinBudget(() => batch.exec(), 'MULTI')
-    }
-    catch (error) {
-      warn(`Redis không nhận được thu hồi phiên (${error instanceof Error ? error.message : String(error)}): giữ cục bộ, gửi lại khi Redis trở lại.`)
-      return live.slice(start)
-    }
-  }
-  return []
+function remember(revocation: Revocation): void {
+  recent.push({ at: Date.now(), revocation })
+  if (recent.length > RECENT_MAX || recent[0]!.at < Date.now() - RECENT_MS) recentRevocations()
 }
 
 /** Keeps revocations to write; the first one starts a piece of work the graceful shutdown waits for. */
@@ -86,7 +70,7 @@ let flushing: Promise<number> | undefined
  * Writes what is pending (one flush at a time: a second caller shares the one under way); when nothing is left, the
  * shutdown need not wait and the journal read at start is done. Returns how many were written.
  */
-function flushPending(redis: Redis): Promise<number> {
+function flushPending(redis: RedisClient): Promise<number> {
   flushing ??= (async () => {
     const waiting = pending.splice(0)
     const left = await publish(redis, waiting)
@@ -117,31 +101,19 @@ async function retryPending(): Promise<void> {
 }
 
 /** Loads every live revocation from Redis into memory (at start, and to catch up after an outage). */
-async function loadAll(redis: Redis): Promise<number> {
-  let cursor = '0'
+async function loadAll(redis: RedisClient): Promise<number> {
   let loaded = 0
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${KEY_PREFIX}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length) {
-      for (const text of await redis.mget(...keys)) {
-        const revocation = text ? parseRevocation(text) : undefined
-        if (revocation && revoked.add(revocation)) loaded++
-      }
-    }
-  } while (cursor !== '0')
+  await readRevocations(redis, (revocation) => {
+    if (revoked.add(revocation)) loaded++
+  })
   return loaded
 }
 
-/** Whether Redis lost its data since this instance last saw it (see EPOCH_KEY); marks a Redis that has no marker. */
-async function redisLostData(redis: Redis): Promise<boolean> {
-  let epoch = await redis.get(EPOCH_KEY)
-  if (!epoch) {
-    const fresh = randomUUID()
-    epoch = (await redis.set(EPOCH_KEY, fresh, 'NX')) ? fresh : await redis.get(EPOCH_KEY)
-  }
+/** Whether Redis lost its data since this instance last saw it (see the epoch marker in revocation-store.ts). */
+async function redisLostData(redis: RedisClient): Promise<boolean> {
+  const epoch = await currentEpoch(redis)
   const lost = knownEpoch !== undefined && epoch !== knownEpoch
-  knownEpoch = epoch ?? undefined
+  knownEpoch = epoch
   return lost
 }
 
@@ -170,10 +142,10 @@ export function startRevocations(): Promise<void> {
 let revocationsStarted: Promise<void> | undefined
 
 async function followRevocations(): Promise<void> {
-  const { redisUrl, revocationJournal } = useGatewayConfig().config
-  if (!redisUrl) return
+  const { config: { redis: settings, revocationJournal }, redisCa } = useGatewayConfig()
+  if (!settings) return
   if (revocationJournal) takeJournal(revocationJournal)
-  const [redis, subscriber] = await Promise.all([connectRedis(redisUrl), connectRedis(redisUrl)])
+  const [redis, subscriber] = await Promise.all([connectRedis(settings, redisCa), connectRedis(settings, redisCa)])
   shared = { redis, subscriber }
   const onDown = (error?: unknown) => {
     redisDown = true
@@ -187,24 +159,28 @@ async function followRevocations(): Promise<void> {
     if (revocation) revoked.add(revocation)
   })
   let syncing = false
+  let followedOnce = false
   let markFollowed: () => void = () => {}
   // Only a sync that went through marks it (a failed one leaves it to the next 'ready').
   const followed = new Promise<void>((resolve) => {
     markFollowed = resolve
   })
-  const resync = async () => {
+  /** `failover`: a Cluster's primaries changed (no 'ready' says so): this instance's recent revocations go again. */
+  const resync = async (failover = false) => {
     if (syncing || redis.status !== 'ready' || subscriber.status !== 'ready') return
     syncing = true
     try {
       await subscriber.subscribe(CHANNEL)
       const lost = await redisLostData(redis)
-      const live = lost ? revoked.live() : []
-      keepPending(live)
+      // Back from an outage or a failover: what the old primary acknowledged may not have reached the new one.
+      const again = lost ? revoked.live() : redisDown || failover ? recentRevocations() : []
+      keepPending(again)
       const sent = await flushPending(redis)
       const loaded = await loadAll(redis)
-      if (lost) useLogger().warn({ rewritten: live.length }, `Redis đã mất dữ liệu thu hồi phiên: ghi lại ${live.length} thu hồi còn hiệu lực.`)
-      if (redisDown) useLogger().warn({ sent, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ, nhận ${loaded} thu hồi.`)
+      if (lost) useLogger().warn({ rewritten: again.length }, `Redis đã mất dữ liệu thu hồi phiên: ghi lại ${again.length} thu hồi còn hiệu lực.`)
+      if (redisDown || (failover && again.length)) useLogger().warn({ sent, recent: lost ? undefined : again.length, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ (gồm thu hồi ${RECENT_MS / 1000} giây gần đây), nhận ${loaded} thu hồi.`)
       redisDown = pending.length > 0
+      followedOnce = true
       markFollowed()
     }
     catch (error) {
@@ -217,8 +193,20 @@ async function followRevocations(): Promise<void> {
       syncing = false
     }
   }
-  redis.on('ready', resync)
-  subscriber.on('ready', resync)
+  redis.on('ready', () => void resync())
+  subscriber.on('ready', () => void resync())
+  if (redis.isCluster) {
+    // A primary replaced or a node gone: its acknowledged writes may be lost, and the subscriber may have moved to
+    // another node (missing what was announced meanwhile). Again once the new subscription surely stands.
+    const failedOver = () => {
+      // The nodes found at start are no failover: the first sync reads everything anyway.
+      if (!followedOnce) return
+      void resync(true)
+      setTimeout(() => void resync(true), 2 * RETRY_MS).unref()
+    }
+    redis.on('+node', failedOver)
+    redis.on('-node', failedOver)
+  }
   void resync()
   // Hourly sweep even when nobody revokes: memory holds only revocations of sessions that could still be alive.
   setInterval(() => revoked.prune(true), 60 * 60_000).unref()
@@ -256,8 +244,13 @@ function revoke(revocation: Revocation): Promise<void> {
   return traced('revocation', 'internal', { 'svc_gateway.revocation.kind': revocation.kind }, async (span) => {
     revoked.add(revocation)
     useMetrics()?.revocations.inc({ kind: revocation.kind })
+    let unsent: Revocation[]
     // Before the start has connected Redis, as during an outage: kept, sent with the first sync.
-    const unsent = !shared || redisDown ? (useGatewayConfig().config.redisUrl ? [revocation] : []) : await publish(shared.redis, [revocation])
+    if (!shared) unsent = useGatewayConfig().config.redis ? [revocation] : []
+    else {
+      remember(revocation)
+      unsent = redisDown ? [revocation] : await publish(shared.redis, [revocation])
+    }
     keepPending(unsent)
     span?.setAttribute(OUTCOME_ATTRIBUTE, unsent.length ? 'pending' : shared ? 'shared' : 'local')
   })
@@ -277,11 +270,16 @@ export function revokeUserSessions(userId: string): Promise<void> {
   return revoke({ kind: 'user', userId, before: Date.now() })
 }
 
-/** Whether the revocations' Redis connection answers a PING within the Redis budget (for /readyz). */
+/**
+ * Whether the revocations' Redis connection answers a PING within the Redis budget (for /readyz): false while it is
+ * reconnecting (a Sentinel failover under way); on a Cluster, whether the cluster says every slot is served.
+ */
 export async function pingRevocationsRedis(): Promise<boolean> {
-  if (!shared || shared.redis.status !== 'ready') return false
+  const redis = shared?.redis
+  if (!redis || redis.status !== 'ready') return false
   try {
-    await withinBudget(() => shared!.redis.ping(), 'PING')
+    if (redis.isCluster) return /cluster_state:ok/.test(String(await withinBudget(() => redis.cluster('INFO'), 'CLUSTER INFO')))
+    await withinBudget(() => redis.ping(), 'PING')
     return true
   }
   catch {

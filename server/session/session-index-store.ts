@@ -6,12 +6,11 @@
  * after its newest login, with the last of its sessions. Nothing here runs per proxied request: a login writes, an
  * idle re-seal moves a last-seen time, the sessions routes read.
  */
-import type { Redis } from 'ioredis'
 import { parseIndexedSession, userIndexKey, type IndexedSession } from '../core/session/session-index'
 import { SESSION_TTL_MS, type SessionPayload } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
 import { throttledWarning } from '../ops/throttled-warning'
-import { connectRedis, withinBudget } from '../stores/redis'
+import { connectRedis, withinBudget, type RedisClient } from '../stores/redis'
 
 /** A user's entries, as a store keeps them. Every call may reject (Redis down or slow): the caller decides. */
 export interface SessionIndexStore {
@@ -28,7 +27,7 @@ export interface SessionIndexStore {
 /** Users this process's memory keeps entries for at most; the least recently written go first. */
 const MAX_MEMORY_USERS = 50_000
 
-/** One process (no APP_REDIS_URL): maps, bounded. */
+/** One process (no Redis configured): maps, bounded. */
 export function memorySessionIndex(): SessionIndexStore {
   const users = new Map<string, Map<string, IndexedSession>>()
   return {
@@ -76,7 +75,7 @@ function entriesOf(fields: Record<string, string>): IndexedSession[] {
 }
 
 /** Shared by every instance: one connection of its own, on stores/redis.ts's rules (no queue, 0.5 s budget). */
-export function redisSessionIndex(redis: Redis): SessionIndexStore {
+export function redisSessionIndex(redis: RedisClient): SessionIndexStore {
   return {
     async add(userId, entry) {
       const key = userIndexKey(userId)
@@ -102,21 +101,21 @@ export function redisSessionIndex(redis: Redis): SessionIndexStore {
   }
 }
 
-let store: Promise<{ index: SessionIndexStore, redis?: Redis }> | undefined
+let store: Promise<{ index: SessionIndexStore, redis?: RedisClient }> | undefined
 const warn = throttledWarning()
 
-function connectIndex(): Promise<{ index: SessionIndexStore, redis?: Redis }> {
+function connectIndex(): Promise<{ index: SessionIndexStore, redis?: RedisClient }> {
   store ??= (async () => {
-    const { redisUrl } = useGatewayConfig().config
-    if (!redisUrl) return { index: memorySessionIndex() }
-    const redis = await connectRedis(redisUrl)
+    const { config, redisCa } = useGatewayConfig()
+    if (!config.redis) return { index: memorySessionIndex() }
+    const redis = await connectRedis(config.redis, redisCa)
     redis.on('error', (error: Error) => warn(`Redis không dùng được cho danh sách phiên đăng nhập (${error.message}).`))
     return { index: redisSessionIndex(redis), redis }
   })()
   return store
 }
 
-/** The index of this gateway: Redis with APP_REDIS_URL, else memory. Its calls fail at once while Redis is away. */
+/** The index of this gateway: Redis when configured (APP_REDIS_*), else memory. Its calls fail at once while Redis is away. */
 export async function useSessionIndex(): Promise<SessionIndexStore> {
   return (await connectIndex()).index
 }

@@ -9,20 +9,20 @@ let store: Promise<RateLimitStore> | undefined
 let started: Promise<void> | undefined
 
 /**
- * Creates the counters once: in Redis when APP_REDIS_URL is set (in memory while Redis does not answer, as during an
+ * Creates the counters once: in Redis when one is configured (APP_REDIS_*) (in memory while Redis does not answer, as during an
  * outage, and carried into Redis when it does), else in memory. The first attempt waits for the store, never for
  * Redis: no count is made anywhere else. Resolves once Redis is connected and holds what was counted before (the
  * server's readiness waits for it).
  */
 export function startLoginLimits(): Promise<void> {
   started ??= (async () => {
-    const { redisUrl, rateLimit } = useGatewayConfig().config
+    const { config: { redis, rateLimit }, redisCa } = useGatewayConfig()
     const local = new MemoryRateLimitStore(rateLimit.maxKeys)
-    if (!redisUrl) {
+    if (!redis) {
       store = Promise.resolve(local)
       return
     }
-    const shared = connectRedis(redisUrl).then(client => new RedisRateLimitStore(client, local))
+    const shared = connectRedis(redis, redisCa).then(client => new RedisRateLimitStore(client, local))
     // A client that cannot even be made (config.ts checks the URL first): the counters stay in memory.
     store = shared.catch(() => local)
     await (await shared).caughtUp

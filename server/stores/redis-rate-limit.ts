@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis'
 import { PendingCounts, type PendingCount } from '../core/limits/pending-counts'
 import { MemoryRateLimitStore, type LimitEntry, type RateLimitStore, type ReserveResult } from '../core/limits/rate-limit'
 import { useLogger } from '../ops/logger'
 import { throttledWarning } from '../ops/throttled-warning'
-import { withinBudget } from './redis'
+import { hashTag, withinBudget, type RedisClient } from './redis'
 
 /**
  * When any key is at its limit, returns the longest remaining window in ms and counts nothing (a refused attempt
@@ -73,7 +72,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.markCaughtUp = resolve
   })
 
-  constructor(private readonly redis: Redis, private readonly local = new MemoryRateLimitStore()) {
+  constructor(private readonly redis: RedisClient, private readonly local = new MemoryRateLimitStore()) {
     this.pending = new PendingCounts(local.maxKeys)
     redis.on('error', error => this.warn(error))
     redis.on('ready', () => void this.carry())
@@ -161,10 +160,15 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.markCaughtUp()
   }
 
+  /** One script per hash tag (an address's keys): on Redis Cluster a script's keys must share a slot. */
   private carryBatch(batch: readonly PendingCount[]): Promise<unknown> {
     const now = Date.now()
-    const args = batch.flatMap(entry => [entry.clear ? 1 : 0, entry.count, Math.max(1, entry.resetAt - now)])
-    return withinBudget(() => this.redis.eval(CARRY_SCRIPT, batch.length, ...batch.map(entry => entry.key), ...args), 'EVAL')
+    const groups = new Map<string, PendingCount[]>()
+    for (const entry of batch) groups.set(hashTag(entry.key), [...groups.get(hashTag(entry.key)) ?? [], entry])
+    return withinBudget(() => Promise.all([...groups.values()].map((group) => {
+      const args = group.flatMap(entry => [entry.clear ? 1 : 0, entry.count, Math.max(1, entry.resetAt - now)])
+      return this.redis.eval(CARRY_SCRIPT, group.length, ...group.map(entry => entry.key), ...args)
+    })), 'EVAL')
   }
 
   /** A carry that failed while Redis stayed connected (a slow moment) is tried again, not left to the next outage. */

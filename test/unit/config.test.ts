@@ -204,9 +204,9 @@ describe('operations settings', () => {
   })
 
   it('takes a Redis address ioredis can use, and never repeats it in a refusal (it may hold a password)', () => {
-    expect(parseGatewayConfig({ redisUrl: 'redis://:s%40cret@cache:6379/2' }, [SECRET]).redisUrl).toBe('redis://:s%40cret@cache:6379/2')
-    expect(parseGatewayConfig({ redisUrl: 'rediss://cache' }, [SECRET]).redisUrl).toBe('rediss://cache')
-    expect(parseGatewayConfig({ redisUrl: '' }, [SECRET]).redisUrl).toBe('')
+    expect(parseGatewayConfig({ redisUrl: 'redis://:s%40cret@cache:6379/2' }, [SECRET]).redis).toMatchObject({ kind: 'standalone', url: 'redis://:s%40cret@cache:6379/2', password: 's@cret', tls: false })
+    expect(parseGatewayConfig({ redisUrl: 'rediss://cache' }, [SECRET]).redis).toMatchObject({ kind: 'standalone', url: 'rediss://cache', tls: true })
+    expect(parseGatewayConfig({ redisUrl: '' }, [SECRET]).redis).toBeUndefined()
     expect(() => parseGatewayConfig({ redisUrl: 'redis://:p%zz-secret@cache' }, [SECRET])).toThrow(expect.objectContaining({ message: expect.not.stringContaining('secret') }))
   })
 

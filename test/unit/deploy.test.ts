@@ -114,7 +114,7 @@ describe('deploy/compose.yaml', () => {
       })]))
     expect(() => interpolate({})).toThrow(/^APP_SESSION_SECRET: set APP_SESSION_SECRET/)
     const iam = startWith(interpolate({ APP_SESSION_SECRET: SECRET, ...KINDS.iam }))
-    expect([iam.kind, iam.baseURL, iam.redisUrl]).toEqual(['iam', 'https://iam.example.vn', 'redis://redis:6379'])
+    expect([iam.kind, iam.baseURL, iam.redis]).toEqual(['iam', 'https://iam.example.vn', expect.objectContaining({ kind: 'standalone', url: 'redis://redis:6379' })])
     const oidc = startWith(interpolate({ APP_SESSION_SECRET: SECRET, ...KINDS.oidc }))
     expect([oidc.kind, oidc.oidc?.issuer, oidc.oidc?.clientId, oidc.oidc?.clientSecret]).toEqual(['oidc', 'https://sso.example.vn/realms/acme', 'orders-web', 'provider-secret'])
   })

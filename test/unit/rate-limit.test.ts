@@ -124,9 +124,17 @@ describe('rateLimitAddress', () => {
 describe('limitKey', () => {
   it('has one size whatever it is given', () => {
     const sizes = new Set([limitKey('u', 'a', 'b'), limitKey('u', '1.2.3.4', 'x'.repeat(100_000)), limitKey('u', '')].map(key => key.length))
-    expect(sizes).toEqual(new Set(['svc:rl:u:'.length + 22]))
-    expect(limitKey('ip', 'x'.repeat(100_000))).toHaveLength('svc:rl:ip:'.length + 22)
+    expect(sizes).toEqual(new Set(['svc:rl:u:{}'.length + 44]))
+    expect(limitKey('ip', 'x'.repeat(100_000))).toHaveLength('svc:rl:ip:{}'.length + 22)
     expect(limitKey('u', 'a', 'b')).not.toBe(limitKey('u', 'ab'))
+  })
+
+  it('tags an address\'s keys alike, so they share a Redis Cluster slot (one script counts both)', () => {
+    const tag = (key: string) => /\{([^}]+)\}/.exec(key)?.[1]
+    expect(tag(limitKey('u', '192.0.2.1', 'alice'))).toBe(tag(limitKey('ip', '192.0.2.1')))
+    expect(tag(limitKey('u', '192.0.2.1', 'alice'))).toBe(tag(limitKey('u', '192.0.2.1', 'bob')))
+    expect(tag(limitKey('ip', '192.0.2.1'))).not.toBe(tag(limitKey('ip', '192.0.2.2')))
+    expect(limitKey('ip', '192.0.2.1')).toMatch(/^svc:rl:ip:\{[\w-]{22}\}$/)
   })
 })
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { checkAccessLines, checkErrors, checkFlatness, checkLogs, checkPool, checkRevocations, checkStreams, crashLines } from '../../soak/checks.mjs'
+import { checkLatencyRecovery, checkMemorySlope, fitLine } from '../../soak/trend-checks.mjs'
 import { explainFailure, faultPlan, flatnessWindows } from '../../soak/schedule.mjs'
 
 // The soak's verdicts are pure functions of what a run recorded: each is shown here to fail on what it must catch
@@ -108,5 +109,97 @@ describe('soak: the other checks', () => {
     expect(checkPool([{ ...quiet[0], pool: 256 }], 256, quiet).pass).toBe(true)
     expect(checkPool([{ ...quiet[0], pool: 257 }], 256, quiet).pass).toBe(false)
     expect(checkPool([{ ...quiet[0], pool: 3 }], 256, [{ ...quiet[0], pool: 1 }]).pass).toBe(false)
+  })
+})
+
+describe('soak: memory kept per request (the slope)', () => {
+  /** A 3-minute run at 40 requests a second on one instance: its heap (a sawtooth of garbage) and every request. */
+  function run(keptPerRequest: number, noiseMiB = 0) {
+    const rate = 40
+    const outcomes = Array.from({ length: 180 * rate }, (_, i) => outcome({ id: `r${i}`, start: (i * 1000) / rate, end: (i * 1000) / rate + 5 }))
+    const samples = Array.from({ length: 181 }, (_, s) => ({
+      t: s * 1000, instance: 'a', pid: 7, rssMiB: 150, fds: 40, pool: 2, streams: 0, tunnels: 0,
+      // 120 MiB live, garbage rising 0 to 8 MiB between collections every 7 s, a leak of `keptPerRequest` bytes each.
+      heapMiB: 120 + ((s % 7) / 7) * 8 + (s * rate * keptPerRequest) / 2 ** 20 + (s % 5 === 0 ? noiseMiB : 0),
+    }))
+    return { outcomes, samples }
+  }
+
+  it('passes a heap that only saws, and fails one that keeps 1 KiB a request, which the 10% band lets through', () => {
+    const flat = run(0)
+    expect(checkMemorySlope(flat.samples, flat.outcomes as never, 180_000).pass).toBe(true)
+    const leaking = run(1024)
+    expect(checkFlatness(leaking.samples, 180_000).pass).toBe(true)
+    const verdict = checkMemorySlope(leaking.samples, leaking.outcomes as never, 180_000)
+    expect(verdict.pass).toBe(false)
+    expect(verdict.line).toMatch(/^memory slope: V8 heap kept per request after the warm-up NOT within 400 B .*a: 1,0\d\d ± \d+ B\/request over [\d,]+ requests \(heap floors of 12 spans\) \(over\)\)$/)
+  })
+
+  it('fits the old space the collector kept after each mark-compact when there are enough: a leak under a falling heap fails', () => {
+    const { samples, outcomes } = run(0)
+    // The heap's floor falls 10 MiB (a cache turning over its entries), old space after each mark-compact (every 10 s)
+    // grows by 1 KiB a request: the floors alone would pass it.
+    const leaking = samples.map(s => ({ ...s, heapMiB: s.heapMiB - s.t / 18_000, majorGcs: Math.floor(s.t / 10_000), oldMiB: 60 + (s.t / 1000 * 40 * 1024) / 2 ** 20 }))
+    expect(checkMemorySlope(leaking.map(s => ({ ...s, majorGcs: undefined })), outcomes as never, 180_000).pass).toBe(true)
+    const verdict = checkMemorySlope(leaking, outcomes as never, 180_000)
+    expect(verdict.pass).toBe(false)
+    expect(verdict.line).toMatch(/a: 1,0\d\d ± \d+ B\/request over [\d,]+ requests \(old space after 16 mark-compacts\) \(over\)/)
+    const flat = samples.map(s => ({ ...s, majorGcs: Math.floor(s.t / 10_000), oldMiB: 60 }))
+    expect(checkMemorySlope(flat, outcomes as never, 180_000).pass).toBe(true)
+  })
+
+  it('lets a run whose floors are noise pass: the slope must stand above the limit by twice its error', () => {
+    const noisy = run(300, 6)
+    const verdict = checkMemorySlope(noisy.samples, noisy.outcomes as never, 180_000)
+    expect(verdict.pass).toBe(true)
+  })
+
+  it('fits from the warm-up\'s end, and fails when too few samples are left to fit', () => {
+    const { samples, outcomes } = run(0)
+    expect(checkMemorySlope(samples.slice(0, 38), outcomes as never, 180_000).details).toEqual(['a: too few samples after the warm-up (11)'])
+    expect(checkMemorySlope(samples, outcomes as never, 180_000, 170_000).details).toEqual(['a: too few samples after the warm-up (11)'])
+    expect(checkMemorySlope(samples, outcomes as never, 180_000, 100_000).pass).toBe(true)
+  })
+
+  it('fits a line and its error', () => {
+    expect(fitLine([[0, 1], [1, 3], [2, 5]])).toEqual({ slope: 2, error: 0 })
+  })
+})
+
+describe('soak: latency back after Redis', () => {
+  /** Logins, session reads and GETs every 50 ms for 120 s, 20 ms each, `slow` ms from Redis's return for `slowForMs`. */
+  function exchanges(slowForMs: number, slow = 800) {
+    const back = 64_000
+    return Array.from({ length: 2_400 }, (_, i) => {
+      const start = i * 50
+      const late = start >= back && start < back + slowForMs
+      return outcome({ id: `x${i}`, op: ['login', 'session', 'get'][i % 3], start, end: start + (late ? slow : 20) })
+    })
+  }
+  const faults = [{ kind: 'redis-failover' as const, start: 60_000, end: 64_000 }, { kind: 'upload-abort' as const, start: 90_000, end: 98_000 }]
+
+  it('says how long p99 took to come back, and passes within 5 s of Redis answering', () => {
+    const verdict = checkLatencyRecovery(exchanges(2_000) as never, faults)
+    expect(verdict.pass).toBe(true)
+    expect(verdict.line).toContain('redis-failover at 60 s: back 2.00 s after Redis answered (p99 before→after: login 20→20 ms, session 20→20 ms, get 20→20 ms)')
+  })
+
+  it('fails when p99 stays up past 5 s, naming the last window', () => {
+    const verdict = checkLatencyRecovery(exchanges(8_000) as never, faults)
+    expect(verdict.pass).toBe(false)
+    expect(verdict.line).toContain('redis-failover at 60 s: back 8.00 s after Redis answered (late)')
+    expect(verdict.details?.[0]).toMatch(/^redis-failover at 60 s: p99 not back within 5 s of Redis answering at 64.0 s/)
+  })
+
+  it('takes noise of less than 100 ms as back (a loaded 2-core machine), and a fault with no room after it as not judged', () => {
+    expect(checkLatencyRecovery(exchanges(60_000, 110) as never, faults).pass).toBe(true)
+    expect(checkLatencyRecovery(exchanges(60_000, 130) as never, faults).pass).toBe(false)
+    const crowded = [{ kind: 'redis-restart' as const, start: 60_000, end: 64_000 }, { kind: 'redis-empty' as const, start: 65_000, end: 68_000 }]
+    expect(checkLatencyRecovery(exchanges(0) as never, crowded).line).toContain('redis-restart at 60 s: not judged')
+    // Room for a few windows but not for 5 s: back at once is said, not back yet is not judged (never 'late').
+    const short = [faults[0]!, { kind: 'upload-abort' as const, start: 70_000, end: 78_000 }]
+    expect(checkLatencyRecovery(exchanges(0) as never, short).line).toContain('redis-failover at 60 s: back 0.00 s')
+    const slow = checkLatencyRecovery(exchanges(60_000) as never, short)
+    expect([slow.pass, slow.line]).toEqual([true, expect.stringContaining('redis-failover at 60 s: not judged')])
   })
 })

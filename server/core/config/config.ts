@@ -3,7 +3,7 @@
  * verify): values in, values out, no h3, Nitro, undici, Redis or logger; only core/, shared/ and Node's own modules.
  * core/config/: the configuration: its types (types.ts), defaults (defaults.ts), the coercion of one value
  * (coerce.ts), the OpenID settings (oidc-config.ts), the routes file (routes.ts), the mock user (mock-user.ts), the
- * preset and prerender checks (server-preset.ts), what a parsed configuration still lacks (start-checks.ts), and the
+ * preset and prerender checks (server-preset.ts), the Redis settings (redis-config.ts), what a parsed configuration still lacks (start-checks.ts), and the
  * whole parse (this file).
  *
  * The whole configuration, checked in one place. Defaults are written once, in defaults.ts (shipped as
@@ -16,8 +16,9 @@ import { MAX_INDEXED_PER_USER } from '../session/session-index'
 import { toBaseUrl, toBool, toChoice, toEndpoint, toInt, toList, toPort, toRedisUrl, toText, MAX_LIMIT_SECONDS } from './coerce'
 import { GATEWAY_DEFAULTS as D } from './defaults'
 import { parseMockUser } from './mock-user'
+import { parseRedisConfig } from './redis-config'
 import { oidcMapping, parseOidcConfig } from './oidc-config'
-import { ConfigError, MIN_SECRET_LENGTH, type GatewayConfig, type IamMapping, type LoggingConfig, type LogLevel, type ProxyTrust, type RawGatewayConfig } from './types'
+import { ConfigError, MIN_SECRET_LENGTH, type GatewayConfig, type IamMapping, type LoggingConfig, type LogLevel, type ProxyTrust, type RawGatewayConfig, type RedisSettings } from './types'
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -43,6 +44,18 @@ export function toProxyTrust(value: unknown): ProxyTrust {
     throw new ConfigError(`APP_TRUST_PROXY phải là true, false, số proxy đứng trước (số nguyên >= 0) hoặc danh sách địa chỉ/mạng CIDR của chúng (vd. 10.0.0.0/8, loopback): ${(error as Error).message} (nhận được '${String(value)}').`)
   }
   return list
+}
+
+/** The APP_REDIS_* variables, read (coerce.ts) and checked whole (redis-config.ts); undefined when none is set. */
+export function readRedisSettings(raw: Pick<RawGatewayConfig, 'redisUrl' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPassword' | 'redisClusterNodes' | 'redisTlsCa'>): RedisSettings | undefined {
+  return parseRedisConfig({
+    url: toRedisUrl(raw.redisUrl, 'APP_REDIS_URL'),
+    sentinels: toList(raw.redisSentinels),
+    sentinelName: toText(raw.redisSentinelName),
+    sentinelPassword: toText(raw.redisSentinelPassword),
+    clusterNodes: toList(raw.redisClusterNodes),
+    tlsCa: toText(raw.redisTlsCa),
+  })
 }
 
 /** The session's whole life in minutes (core/session/seal.ts SESSION_TTL_MS): an idle timeout beyond it never acts. */
@@ -186,7 +199,7 @@ export function parseGatewayConfig(raw: RawGatewayConfig, secrets: string[]): Ga
       windowSeconds: toInt(rateLimit.window, D.rateLimit.window, 'APP_RATE_LIMIT_WINDOW', 1),
       maxKeys: toInt(rateLimit.maxKeys, D.rateLimit.maxKeys, 'APP_RATE_LIMIT_MAX_KEYS', 100),
     },
-    redisUrl: toRedisUrl(raw.redisUrl, 'APP_REDIS_URL'),
+    redis: readRedisSettings(raw),
     revocationJournal: toText(raw.revocationJournal),
     logging: parseLoggingConfig(raw),
     metrics: { port: toPort(raw.metricsPort, 'APP_METRICS_PORT'), host: toText(raw.metricsHost, D.metricsHost) || D.metricsHost },

@@ -150,8 +150,18 @@ export const GATEWAY_DEFAULTS = {
     /** Counters kept in memory at most (about 300 bytes each); blocking ones are never pushed out. @default 100000 */
     maxKeys: 100000,
   },
-  /** Redis for shared rate-limit counters and session revocations. @default '' */
+  /** Redis for shared rate-limit counters and session revocations (with Sentinel or Cluster: its scheme and ACL user only). @default '' */
   redisUrl: '',
+  /** Comma-separated host:port of the Redis Sentinels (then APP_REDIS_SENTINEL_NAME). @default '' */
+  redisSentinels: '',
+  /** Name of the primary the sentinels watch. @default '' */
+  redisSentinelName: '',
+  /** Password of the sentinels themselves (their requirepass), when set. @default '' */
+  redisSentinelPassword: '',
+  /** Comma-separated host:port of Redis Cluster nodes to start from. @default '' */
+  redisClusterNodes: '',
+  /** PEM file of the CA that signed the Redis servers' certificates (with rediss://). @default '' */
+  redisTlsCa: '',
   /** File (on a volume) for revocations Redis never took, read at the next start; '' turns it off. @default '' */
   revocationJournal: '',
   /** fatal, error, warn, info, debug, trace or silent. @default 'info' */

@@ -45,7 +45,8 @@ export interface GatewayConfig {
   /** Number of reverse proxies in front of the gateway. */
   trustProxy: ProxyTrust
   rateLimit: { perUser: number, perIp: number, windowSeconds: number, maxKeys: number }
-  redisUrl: string
+  /** The shared Redis (APP_REDIS_*: core/config/redis-config.ts); undefined: none, state per process. */
+  redis: RedisSettings | undefined
   /** File where revocations Redis never took are kept across a restart of this instance; '' turns it off. */
   revocationJournal: string
   logging: LoggingConfig
@@ -127,6 +128,28 @@ export interface LoggingConfig {
   access: boolean
 }
 
+/** A Redis node or sentinel by host and port. */
+export interface RedisNode {
+  host: string
+  port: number
+}
+
+/** What every topology shares: the ACL user (or the default user's password), and TLS. */
+export interface RedisAuth {
+  username?: string
+  password?: string
+  /** rediss:// in APP_REDIS_URL: TLS to every Redis node (and to the sentinels). */
+  tls: boolean
+  /** APP_REDIS_TLS_CA: a PEM file of the CA that signed the Redis certificates ('' for the system's CAs). */
+  tlsCa: string
+}
+
+/** The gateway's Redis: undefined in GatewayConfig when none is configured (state per process). */
+export type RedisSettings
+  = | RedisAuth & { kind: 'standalone', url: string }
+    | RedisAuth & { kind: 'sentinel', sentinels: RedisNode[], name: string, sentinelPassword?: string, db: number }
+    | RedisAuth & { kind: 'cluster', nodes: RedisNode[] }
+
 /** Raised for a configuration that cannot work; the message names the variable. */
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -152,6 +175,11 @@ export interface RawGatewayConfig {
   trustProxy?: unknown
   rateLimit?: Record<string, unknown>
   redisUrl?: unknown
+  redisSentinels?: unknown
+  redisSentinelName?: unknown
+  redisSentinelPassword?: unknown
+  redisClusterNodes?: unknown
+  redisTlsCa?: unknown
   revocationJournal?: unknown
   logLevel?: unknown
   logFormat?: unknown

@@ -38,9 +38,16 @@ export function rateLimitAddress(ip: string): string {
   return `${(address as ipaddr.IPv6).parts.slice(0, 4).map(part => part.toString(16)).join(':')}::/64`
 }
 
-/** A key of fixed size for any text, so the stores are bounded in bytes whatever a client sends. */
-export function limitKey(kind: 'u' | 'ip', ...parts: string[]): string {
-  return `svc:rl:${kind}:${createHash('sha256').update(parts.join('\n')).digest('base64url').slice(0, 22)}`
+const digest = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22)
+
+/**
+ * A key of fixed size for any text, so the stores are bounded in bytes whatever a client sends. The first part (the
+ * client's address) is the key's hash tag: an address's keys share a Redis Cluster slot, so one script reserves them
+ * together (`svc:rl:ip:{<address>}`, `svc:rl:u:{<address>}<address and username>`).
+ */
+export function limitKey(kind: 'u' | 'ip', address: string, ...rest: string[]): string {
+  const tag = `{${digest(address)}}`
+  return kind === 'ip' && !rest.length ? `svc:rl:ip:${tag}` : `svc:rl:${kind}:${tag}${digest([address, ...rest].join('\n'))}`
 }
 
 /**
