@@ -63,13 +63,13 @@ export default defineNitroPlugin((nitroApp) => {
     const signIn = event.method === 'POST' && event.path.startsWith(LOGIN_PATH)
     event.context.svcAuthLogin = (page || signIn) && !keepsSessionCookie(event) ? { ...login, plainHttp: true } : login
   })
-  // An OpenID session's tokens and whole user live beside it: the proxy, the tunnel and forward auth find them through
-  // the session (the routes' permissions are checked on that user).
   // A re-seal by the idle timeout moves the session's last-seen time in its user's list of sessions.
   onResealed(noteSessionSeen)
-  // A session ended from its user's list (or by endSession) drops its tokens as a logout does.
   if (config.kind === 'oidc') {
+    // An OpenID session's tokens, whole user and login level live beside it: the proxy, the tunnel and forward auth
+    // find them through the session (the routes' permissions and step-up needs are checked on them).
     takeTokensFrom(oidcAccessToken, oidcSessionUser, oidcSessionLevel)
+    // A session ended from its user's list (or by endSession) drops its tokens as a logout does.
     onSessionEnd(async (session) => {
       await dropSessionTokens(session.sid)
     })
