@@ -1,27 +1,14 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 import { LOGIN_FORM, MFA_CODE } from '../../dev/oidc-provider.mjs'
-import { launchChromium, waitForHydration } from '../support/browser'
+import { useChromium, waitForHydration } from '../support/browser'
 import { STEP_UP, useStepUpStack } from '../support/step-up-stack'
 
 // Step-up in Chromium: the playground's /secure-report page reads /api/reports, a route that needs acr `mfa`; the
 // development provider asks for the one-time code when acr_values holds mfa. A backend's RFC 9470 challenge too.
 const stack = useStepUpStack()
 const url = (path: string) => stack.gateway.url + path
-let browser: Browser
-let context: BrowserContext
-beforeAll(async () => {
-  browser = await launchChromium()
-})
-afterAll(async () => {
-  await browser?.close()
-})
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'vi-VN' })
-})
-afterEach(async () => {
-  await context.close()
-})
+const chromium = useChromium()
 
 /** The provider's own form: a password alone, or with the one-time code when it asks for one. */
 async function providerForm(page: Page, otp?: string) {
@@ -49,7 +36,7 @@ const fetchJson = (page: Page, path: string) => page.evaluate(async (target) => 
 
 describe('Step-up in Chromium', () => {
   it('a script\'s 401 step-up answer, then useAuth().stepUp(): the provider asks for the code and the page comes back with the data', async () => {
-    const page = await context.newPage()
+    const page = await chromium.context.newPage()
     await passwordOnly(page, '/secure-report')
     expect(await fetchJson(page, '/api/reports/summary')).toEqual({ status: 401, body: { ...STEP_UP, message: STEP_UP.statusMessage, stepUp: { acr: 'mfa', maxAge: null } } })
     await page.getByTestId('load-secure').click()
@@ -64,7 +51,7 @@ describe('Step-up in Chromium', () => {
   })
 
   it('a navigation to the route goes to the provider and back to the same address', async () => {
-    const page = await context.newPage()
+    const page = await chromium.context.newPage()
     await passwordOnly(page, '/')
     await page.goto(url('/api/reports/summary?month=5'))
     await providerForm(page, MFA_CODE)
@@ -73,7 +60,7 @@ describe('Step-up in Chromium', () => {
   })
 
   it('a backend\'s RFC 9470 challenge gives the same answer', async () => {
-    const page = await context.newPage()
+    const page = await chromium.context.newPage()
     await passwordOnly(page, '/')
     expect(await fetchJson(page, '/api/strict/challenge')).toEqual({ status: 401, body: { ...STEP_UP, message: STEP_UP.statusMessage, stepUp: { acr: 'mfa', maxAge: 300 } } })
   })

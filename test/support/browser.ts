@@ -32,34 +32,43 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
 }
 
 /** The whole demo stack for a browser test file: development IAM, sample backend, the built gateway, Chromium. */
-export interface BrowserStack extends Stack {
+export interface BrowserStack extends Stack, Chromium {}
+
+/** Chromium for a test file (started before its tests, closed after them) and a fresh context for each test. */
+export interface Chromium {
   browser: Browser
-  /** A fresh browser context for each test, closed after it. */
+  /** A fresh browser context for each test (1280 × 800, vi-VN), closed after it. */
   context: BrowserContext
 }
 
+/** Registers the hooks of a file's Chromium and its per-test contexts; read `browser` and `context` inside tests. */
+export function useChromium(): Chromium {
+  const chromium = { browser: undefined as Browser | undefined, context: undefined as BrowserContext | undefined }
+  beforeAll(async () => {
+    chromium.browser = await launchChromium()
+  })
+  afterAll(async () => {
+    await chromium.browser?.close()
+  })
+  beforeEach(async () => {
+    chromium.context = await chromium.browser!.newContext({ viewport: { width: 1280, height: 800 }, locale: 'vi-VN' })
+  })
+  afterEach(async () => {
+    await chromium.context?.close()
+  })
+  return chromium as Chromium
+}
+
 /**
- * The harness's stack (test/support/stack.ts) with the sample backend and a gateway, plus Chromium, started before the
- * file's tests and stopped after them; a fresh browser context per test (`stack.context`), closed after it.
+ * The harness's stack (test/support/stack.ts) with the sample backend and a gateway, plus Chromium (useChromium),
+ * started before the file's tests and stopped after them; a fresh browser context per test (`stack.context`).
  */
 export function useBrowserStack(options: StackOptions = {}): BrowserStack {
   const stack = useStack({ backend: 'sample', gateway: {}, ...options })
-  const browser = { browser: undefined as Browser | undefined, context: undefined as BrowserContext | undefined }
-  beforeAll(async () => {
-    browser.browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser.browser?.close()
-  })
-  beforeEach(async () => {
-    browser.context = await browser.browser!.newContext({ viewport: { width: 1280, height: 800 }, locale: 'vi-VN' })
-  })
-  afterEach(async () => {
-    await browser.context?.close()
-  })
+  const chromium = useChromium()
   return Object.defineProperties(stack, {
-    browser: { get: () => browser.browser, enumerable: true },
-    context: { get: () => browser.context, enumerable: true },
+    browser: { get: () => chromium.browser, enumerable: true },
+    context: { get: () => chromium.context, enumerable: true },
   }) as BrowserStack
 }
 
