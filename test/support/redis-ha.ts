@@ -178,6 +178,9 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   redisCli(nodes[0]!.port, '--cluster', 'create', ...nodes.map(n => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes')
   const ok = () => nodes.filter(n => n.alive()).every(n => /cluster_state:ok/.test(tryCli(n.port, 'CLUSTER', 'INFO') ?? ''))
   await until(ok, 'the cluster is ok on every node')
+  // cluster_state:ok comes before the replicas' first sync: a failover before it would lose what the test wrote.
+  const inSync = () => nodes.filter(n => /master_link_status:up/.test(tryCli(n.port, 'INFO', 'replication') ?? '')).length === 3
+  await until(inSync, 'every replica in sync with its primary')
   const primaries = () => clusterNodes(nodes).filter(n => n.master && !n.failed && n.slots)
   const owner = (slot: number) => primaries().find(p => slotServedBy(p.slots, slot))
   return {
