@@ -15,8 +15,8 @@ import { redirectUriFor } from './origin'
 import { hintOnClientRefusal } from './client-auth'
 import { oidcSettings, rediscoverOidc, tokenAuthMethod, useOidcClient } from './provider'
 import { claimsMeetNeed, needParameters, tripNeed } from './step-up'
-import { expiryOf, forgetTokens } from './token-cache'
-import { keepTokens, tokensOf, useTokenStore } from './token-store'
+import { expiryOf } from './token-cache'
+import { discardTokens, keepTokens } from './token-store'
 
 /**
  * The browser's trip to the OpenID Provider and back (authorization code + PKCE S256, `state` and `nonce`):
@@ -264,9 +264,7 @@ export async function finishProviderLogin(event: H3Event): Promise<{ location: s
 async function retireEarlierSessions(sessions: SessionPayload[], userId: string): Promise<SessionPayload[]> {
   const others: SessionPayload[] = []
   for (const session of sessions) {
-    const record = await tokensOf(session.sid).catch(() => undefined)
-    forgetTokens(session.sid)
-    if (record) await (await useTokenStore()).delete(record).catch((error: Error) => useLogger().warn({ error: error.message }, 'không xoá được token OIDC trong Redis.'))
+    await discardTokens(session.sid)
     await revokeSession(session)
     if (session.user.id !== userId) others.push(session)
   }

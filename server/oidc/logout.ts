@@ -8,8 +8,8 @@ import { useLogger } from '../ops/logger'
 import { hintOnClientRefusal } from './client-auth'
 import { postLogoutUriFor } from './origin'
 import { oidcReady, refreshingClient, tokenAuthMethod, useOidcClient } from './provider'
-import { forgetTokens, type TokenRecord } from './token-cache'
-import { tokensOf, useTokenStore } from './token-store'
+import type { TokenRecord } from './token-cache'
+import { discardTokens } from './token-store'
 
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): GET /auth/logout drops each OpenID session's tokens
@@ -45,9 +45,7 @@ function isLogoutTrip(value: unknown): value is LogoutTrip {
  * list (registered by the start plugin with session/user-sessions.ts's onSessionEnd).
  */
 export async function dropSessionTokens(sid: string): Promise<TokenRecord | undefined> {
-  const record = await tokensOf(sid).catch(() => undefined)
-  forgetTokens(sid)
-  if (record) await (await useTokenStore()).delete(record).catch((error: Error) => useLogger().warn({ error: error.message }, 'không xoá được token OIDC trong Redis.'))
+  const record = await discardTokens(sid)
   // A refresh token outlives the session at many providers (Keycloak's offline tokens: weeks): revoked when they can.
   if (record?.refreshToken && oidcReady() && useOidcClient().serverMetadata().revocation_endpoint) {
     const clientId = useOidcClient().clientMetadata().client_id

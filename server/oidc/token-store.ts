@@ -3,7 +3,7 @@ import { sealValue, sessionEndsAt, unsealValue, type SealKeys } from '../core/se
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { connectRedis, withinBudget, type RedisClient } from '../stores/redis'
-import { cachedTokens, remember, type TokenRecord } from './token-cache'
+import { cachedTokens, forgetTokens, remember, type TokenRecord } from './token-cache'
 
 /**
  * Where an OpenID session's tokens live: beside the session, never in the cookie (README, "Log in with OpenID
@@ -178,4 +178,15 @@ export async function keepTokens(record: TokenRecord): Promise<void> {
 /** The record of a session: this process's copy, else the store's. */
 export async function tokensOf(sid: string): Promise<TokenRecord | undefined> {
   return cachedTokens(sid) ?? (await useTokenStore()).get(sid)
+}
+
+/**
+ * Drops a session's tokens from this process and from the store (a store that fails is logged: the session is revoked
+ * anyway); the record they were, if any. Revoking the refresh token at the provider is the caller's choice (logout.ts).
+ */
+export async function discardTokens(sid: string): Promise<TokenRecord | undefined> {
+  const record = await tokensOf(sid).catch(() => undefined)
+  forgetTokens(sid)
+  if (record) await (await useTokenStore()).delete(record).catch((error: Error) => useLogger().warn({ error: error.message }, 'không xoá được token OIDC trong Redis.'))
+  return record
 }

@@ -144,8 +144,11 @@ export function logEntries(stdout: string): Record<string, unknown>[] {
   })
 }
 
-/** Runs the built server with the given variables until it exits (for start-up failures). */
-export function runGatewayToExit(env: Record<string, string>, timeoutMs = 10_000): Promise<{ code: number | null, output: string }> {
+/**
+ * Runs the built server with the given variables until it exits (for start-up failures). The kill after `timeoutMs`
+ * is for a server that never exits, not for a slow machine: a start under a load of 25 took over 10 s.
+ */
+export function runGatewayToExit(env: Record<string, string>, timeoutMs = 45_000): Promise<{ code: number | null, output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [SERVER_ENTRY], {
       env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', ...env },
