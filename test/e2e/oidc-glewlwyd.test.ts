@@ -1,4 +1,5 @@
 import { importJWK, jwtVerify } from 'jose'
+import * as oidc from 'openid-client'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useChromium, waitForHydration } from '../support/browser'
@@ -32,6 +33,8 @@ beforeAll(async () => {
       clients: [{
         clientId: CLIENT_ID,
         clientSecret: CLIENT_SECRET,
+        // Both, as glewlwyd's admin page offers: Basic is what it cannot decode, not a method it refuses.
+        tokenAuthMethods: ['client_secret_basic', 'client_secret_post'],
         redirectUris: [`${origin}/auth/callback`],
         postLogoutRedirectUris: [`${origin}/auth/logged-out`],
         backchannelLogoutUri: `${origin}/auth/backchannel-logout`,
@@ -121,6 +124,22 @@ describe('OpenID Connect against glewlwyd (Debian, C) in Chromium', () => {
     await expect.poll(async () => (renewed = await tokenThroughProxy(page, '/api/orders?page=2')), { timeout: 15_000, interval: 250 }).not.toBe(first)
     expect(await glewlwydClaims(renewed)).toMatchObject({ client_id: CLIENT_ID, sub: session.user.id, iat: expect.toSatisfy((iat: number) => iat > claims.iat!) })
     expect((await (await chromium.context.request.get(url('/auth/session'))).json()).user?.name).toBe('Orders User')
+  })
+
+  it('glewlwyd refuses Basic credentials form-encoded as RFC 6749 says (openid-client\'s, as the gateway sends them) and takes them in the form body', async () => {
+    /** The token endpoint's answer to a made-up code: `invalid_code` once the client is authenticated. */
+    const answer = async (authenticate: oidc.ClientAuth | string) => {
+      const body = new URLSearchParams({ grant_type: 'authorization_code', code: 'made-up', redirect_uri: url('/auth/callback') })
+      const headers = new Headers()
+      if (typeof authenticate === 'string') headers.set('authorization', `Basic ${Buffer.from(authenticate).toString('base64')}`)
+      else authenticate({ issuer: provider.issuer }, { client_id: CLIENT_ID }, body, headers)
+      const reply = await fetch(`${provider.issuer}/token`, { method: 'POST', headers, body })
+      return [reply.status, (await reply.json() as { error: string }).error]
+    }
+    expect(await answer(oidc.ClientSecretBasic(CLIENT_SECRET))).toEqual([403, 'unauthorized_client'])
+    expect(await answer(oidc.ClientSecretPost(CLIENT_SECRET))).toEqual([403, 'invalid_code'])
+    // Basic as it is, not form-encoded: taken. The method is allowed; the encoding is what it does not read.
+    expect(await answer(`${CLIENT_ID}:${CLIENT_SECRET}`)).toEqual([403, 'invalid_code'])
   })
 
   it('logs out at the gateway and at glewlwyd, and glewlwyd sends the browser back to the app with the state the gateway checks', async () => {

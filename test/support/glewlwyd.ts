@@ -24,10 +24,12 @@ const HOST = '127.0.0.2'
 /** The provider's own name for its OpenID Connect plugin instance: the issuer is `<origin>/api/<PLUGIN>`. */
 const PLUGIN = 'oidc'
 
-/** A confidential client registered at the provider (client_secret_post only). */
+/** A confidential client registered at the provider. */
 export interface GlewlwydClient {
   clientId: string
   clientSecret: string
+  /** How it may authenticate at the token endpoint. @default ['client_secret_post'] */
+  tokenAuthMethods?: Array<'client_secret_basic' | 'client_secret_post'>
   redirectUris: string[]
   postLogoutRedirectUris: string[]
   backchannelLogoutUri?: string
@@ -237,7 +239,7 @@ async function configure(url: string, options: GlewlwydOptions) {
       enabled: true,
       confidential: true,
       client_secret: client.clientSecret,
-      token_endpoint_auth_method: ['client_secret_post'],
+      token_endpoint_auth_method: client.tokenAuthMethods ?? ['client_secret_post'],
       authorization_type: ['code', 'refresh_token'],
       redirect_uri: client.redirectUris,
       post_logout_redirect_uris: client.postLogoutRedirectUris,
