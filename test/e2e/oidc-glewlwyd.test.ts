@@ -157,6 +157,8 @@ describe('OpenID Connect against glewlwyd (Debian, C) in Chromium', () => {
     expect(returns).toEqual([expect.stringMatching(/\/auth\/logged-out\?state=[\w-]{43}$/)])
     expect((await chromium.context.cookies()).map(cookie => cookie.name)).not.toContain('__Host-svc_oidc_logout')
     expect((await (await chromium.context.request.get(url('/auth/session'))).json()).user).toBeNull()
+    // The gateway revoked its refresh token at glewlwyd's revocation endpoint (authenticated as the client).
+    expect(provider.log()).toContain(`Refresh token generated for client '${CLIENT_ID}' revoked`)
     // glewlwyd's own session ended too: the next login asks for the password again.
     await page.getByRole('button', { name: 'Đăng nhập bằng SSO' }).click()
     await page.waitForURL(`${provider.url}/login.html?**`)

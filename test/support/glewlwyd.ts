@@ -214,6 +214,8 @@ async function configure(url: string, options: GlewlwydOptions) {
       'auth-type-password-enabled': false,
       'pkce-allowed': true,
       'introspection-revocation-allowed': true,
+      // A client may revoke its own tokens (the gateway's logout revokes its refresh token): else only a bearer token.
+      'introspection-revocation-allow-target-client': true,
       'session-management-allowed': true,
       'session-cookie-name': 'GLEWLWYD2_OIDC_SID',
       'session-cookie-expiration': 3600,
