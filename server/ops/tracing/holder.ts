@@ -5,12 +5,21 @@
 import type * as OtelApi from '@opentelemetry/api'
 import type { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import type { W3CTraceContextPropagator } from '@opentelemetry/core'
+import type { RequestIds } from './ids'
 
 /** The tracer of the process and what its spans need, loaded once tracing is on. */
 export interface Tracing {
   /** OpenTelemetry's API (trace.setSpan, SpanKind, SpanStatusCode, ROOT_CONTEXT), loaded with the SDK. */
   readonly api: typeof OtelApi
   readonly tracer: OtelApi.Tracer
+  /**
+   * Whether a request's server span (`name`, under `parent`: a trusted incoming traceparent, else the root) on this
+   * trace id is recorded: the question the tracer's own sampler answers (OTEL_TRACES_SAMPLER), asked ahead of it so
+   * that a request not sampled makes no SDK span at all.
+   */
+  readonly sampled: (parent: OtelApi.Context, traceId: string, name: string) => boolean
+  /** The tracer's ids; a root span started in `ids.withTraceId` gets the trace id its decision was taken on. */
+  readonly ids: RequestIds
   /** `traceparent` and `tracestate`, read (APP_OTEL_TRUST_INCOMING) and written (the backend, the IAM, the provider). */
   readonly propagator: W3CTraceContextPropagator
   /** The span a piece of work runs under: set around each request's dispatch, read by the calls it makes. */
