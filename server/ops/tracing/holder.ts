@@ -5,7 +5,6 @@
 import type * as OtelApi from '@opentelemetry/api'
 import type { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import type { W3CTraceContextPropagator } from '@opentelemetry/core'
-import type { RequestIds } from './ids'
 
 /** The tracer of the process and what its spans need, loaded once tracing is on. */
 export interface Tracing {
@@ -18,8 +17,8 @@ export interface Tracing {
    * that a request not sampled makes no SDK span at all.
    */
   readonly sampled: (parent: OtelApi.Context, traceId: string, name: string) => boolean
-  /** The tracer's ids; a root span started in `ids.withTraceId` gets the trace id its decision was taken on. */
-  readonly ids: RequestIds
+  /** The tracer's ids (ids.ts RequestIds): a root span started in `ids.withTraceId` gets the trace id its decision was taken on. */
+  readonly ids: { withTraceId: <T>(traceId: string, start: () => T) => T }
   /** `traceparent` and `tracestate`, read (APP_OTEL_TRUST_INCOMING) and written (the backend, the IAM, the provider). */
   readonly propagator: W3CTraceContextPropagator
   /** The span a piece of work runs under: set around each request's dispatch, read by the calls it makes. */
