@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { has, pin, wrkMs } from './processes.mjs'
+import { cpuTicks, has, pin, wrkMs } from './processes.mjs'
 
 /** A whole number of at least 1 from the environment, or `fallback` when unset; a bad value stops the bench, named. */
 function wholeNumber(name, fallback) {
@@ -84,25 +84,31 @@ export async function interleavedRounds(targets, log) {
  * Head to head: both paths loaded at once in each round (two load generators on CPU 1), their servers sharing CPU 0.
  * Whatever the machine does to one round it does to both, so the ratio of their rates is the ratio of their costs.
  * Returns b's rate over a's, round by round (the order of a and b alternates), and each one's median p99 (ms).
+ * Given the servers' process ids, also b's CPU time a request over a's, round by round (`cpuRatios`, from /proc):
+ * what each request cost its server, whichever of the two the scheduler of a busy machine favoured in the round.
  * @param {Target} a
  * @param {Target} b
+ * @param {{ a: number, b: number }} [pids]
  */
-export async function headToHead([, urlA, headersA], [, urlB, headersB], rounds = DUEL_ROUNDS) {
+export async function headToHead([, urlA, headersA], [, urlB, headersB], rounds = DUEL_ROUNDS, pids = undefined) {
   const ratios = []
+  const cpuRatios = []
   let non2xx = 0
   const p99s = { a: /** @type {number[]} */ ([]), b: /** @type {number[]} */ ([]) }
   for (let round = 0; round < rounds; round++) {
+    const before = pids && { a: cpuTicks(pids.a), b: cpuTicks(pids.b) }
     const [a, b] = round % 2 === 0
       ? await Promise.all([load(urlA, headersA), load(urlB, headersB)])
       : (await Promise.all([load(urlB, headersB), load(urlA, headersA)])).reverse()
     ratios.push(b.rps / a.rps)
+    if (pids && before) cpuRatios.push(((cpuTicks(pids.b) - before.b) / b.rps) / ((cpuTicks(pids.a) - before.a) / a.rps))
     non2xx += a.non2xx + b.non2xx
     p99s.a.push(a.p99)
     p99s.b.push(b.p99)
   }
   // A duel of answers that are not 2xx compares errors, not proxies: said, never taken for a figure.
   if (non2xx) throw new Error(`head to head: ${non2xx} answers were not 2xx (${urlA} against ${urlB})`)
-  return { ratios, p99: { a: median(p99s.a), b: median(p99s.b) } }
+  return { ratios, cpuRatios, p99: { a: median(p99s.a), b: median(p99s.b) } }
 }
 
 /**

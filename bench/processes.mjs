@@ -105,6 +105,17 @@ export function memoryMiB(pid, field = 'VmHWM') {
 }
 
 /**
+ * The CPU time a process has used (user + system, /proc/PID/stat), in clock ticks: compared before and after a run, it
+ * says what the process spent, whatever share of the CPU the rest of the machine left it.
+ */
+export function cpuTicks(pid) {
+  // The fields after the command's name, which may hold spaces and ends at the last ')': utime and stime are 12 and 13.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[11]) + Number(fields[12])
+}
+
+/**
  * Streams `bytes` of the pattern up through a proxy on `port` to the backend's /api/sink; resolves with what the
  * backend counted ({ bytes, sha256 }), rejects when the answer is not that (a proxy's error page, say).
  */

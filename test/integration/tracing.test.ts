@@ -147,18 +147,33 @@ describe('tracing with the contract IAM (OTEL_EXPORTER_OTLP_ENDPOINT set)', () =
     expect(server).toMatchObject({ name: 'GET api', kind: SERVER, attributes: { 'url.path': '/api/live/echo', 'http.response.status_code': 101 } })
   })
 
-  it('a request not sampled exports nothing, its lines carry no ids, and the backend is told it is not sampled', async () => {
-    const unsampled = await stack.gatewayWith({ ...otel, OTEL_SERVICE_NAME: 'unsampled-gateway', OTEL_TRACES_SAMPLER: 'always_off' })
+  it('a request not sampled exports nothing, its lines carry no ids, and the backend is told it is not sampled; a trusted parent\'s decision is followed either way', async () => {
+    const unsampled = await stack.gatewayWith({ ...otel, OTEL_SERVICE_NAME: 'unsampled-gateway', OTEL_TRACES_SAMPLER: 'parentbased_always_off', APP_OTEL_TRUST_INCOMING: 'true' })
     const login = await postLogin(unsampled, { username: 'sale', password: 'sale123' }, { 'x-request-id': 'unsampled-login' })
     expect(login.status).toBe(200)
     const cookie = sessionCookieOf(login)
     keep('sale123', cookie.split('=')[1])
     const echoed = JSON.parse((await rawRequest(`${unsampled.url}/api/unsampled`, { headers: { cookie, 'x-request-id': 'unsampled-api' } })).body)
     expect(traceparentOf(echoed.headers.traceparent).flags).toBe('00')
-    await expect.poll(() => logEntries(unsampled.stdout()).filter(line => String(line.requestId).startsWith('unsampled-')).length).toBeGreaterThanOrEqual(3)
-    for (const line of logEntries(unsampled.stdout())) expect(line.traceId).toBeUndefined()
+    // A parent that is not sampled: its trace goes on to the backend, not sampled, under a span id of the gateway's
+    // (the request's), with the parent's tracestate.
+    const [notSampledTrace, notSampledParent] = [randomBytes(16).toString('hex'), randomBytes(8).toString('hex')]
+    const declined = JSON.parse((await rawRequest(`${unsampled.url}/api/unsampled-parent`, { headers: { 'x-request-id': 'unsampled-parent', 'traceparent': `00-${notSampledTrace}-${notSampledParent}-00`, 'tracestate': 'vendor=b' } })).body)
+    const declinedSent = traceparentOf(declined.headers.traceparent)
+    expect(declinedSent).toMatchObject({ traceId: notSampledTrace, flags: '00' })
+    expect(declinedSent.parentId).not.toBe(notSampledParent)
+    expect(declined.headers.tracestate).toBe('vendor=b')
+    // A sampled parent: parentbased_always_off follows it, so this one request is traced.
+    const [sampledTrace, sampledParent] = [randomBytes(16).toString('hex'), randomBytes(8).toString('hex')]
+    const followed = JSON.parse((await rawRequest(`${unsampled.url}/api/sampled-parent`, { headers: { 'x-request-id': 'sampled-parent', 'traceparent': `00-${sampledTrace}-${sampledParent}-01` } })).body)
+    expect(traceparentOf(followed.headers.traceparent)).toMatchObject({ traceId: sampledTrace, flags: '01' })
+    await expect.poll(() => logEntries(unsampled.stdout()).filter(line => /^(unsampled-|sampled-parent)/.test(String(line.requestId))).length).toBeGreaterThanOrEqual(5)
+    for (const line of logEntries(unsampled.stdout())) expect(line.traceId).toBe(line.requestId === 'sampled-parent' ? sampledTrace : undefined)
     await unsampled.stop()
-    expect(receiver.spans.filter(span => span.service === 'unsampled-gateway')).toEqual([])
+    const exported = receiver.spans.filter(span => span.service === 'unsampled-gateway')
+    expect(exported.map(span => span.name).sort()).toEqual(['GET api', 'backend GET'])
+    expect(exported.find(span => span.kind === SERVER)).toMatchObject({ traceId: sampledTrace, parentSpanId: sampledParent })
+    expect(exported.every(span => span.traceId === sampledTrace)).toBe(true)
   })
 
   it('spans still buffered go out when the gateway stops (SIGTERM), however long the batch delay', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { providerOperation, tracingWanted, withoutQuery } from '../../server/core/ops/tracing'
+import { providerOperation, samplerChoice, tracingWanted, withoutQuery } from '../../server/core/ops/tracing'
+import { randomHexId, RequestIds } from '../../server/ops/tracing/ids'
 
 describe('tracingWanted: the OTEL_* variables that turn tracing on', () => {
   const endpoint = 'http://collector:4318'
@@ -18,6 +19,55 @@ describe('tracingWanted: the OTEL_* variables that turn tracing on', () => {
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_EXPORTER: 'console, otlp' }, true],
   ])('%j: %s', (env, on) => {
     expect(tracingWanted(env as Record<string, string>)).toBe(on)
+  })
+})
+
+describe('samplerChoice: the head sampler OTEL_TRACES_SAMPLER and _ARG name, read as the SDK reads them', () => {
+  const on = { root: 'always_on', ratio: 1, parentBased: true }
+  it.each([
+    [{}, on],
+    [{ OTEL_TRACES_SAMPLER: '' }, on],
+    [{ OTEL_TRACES_SAMPLER: 'jaeger_remote' }, on],
+    [{ OTEL_TRACES_SAMPLER: 'toString' }, on],
+    [{ OTEL_TRACES_SAMPLER: 'ALWAYS_OFF' }, on],
+    [{ OTEL_TRACES_SAMPLER: 'always_on' }, { root: 'always_on', ratio: 1, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'always_off' }, { root: 'always_off', ratio: 0, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, { root: 'always_off', ratio: 0, parentBased: true }],
+    [{ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }, { root: 'traceidratio', ratio: 0.1, parentBased: true }],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: ' 0.25 ' }, { root: 'traceidratio', ratio: 0.25, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, { root: 'traceidratio', ratio: 0, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio' }, { root: 'traceidratio', ratio: 1, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: ' ' }, { root: 'traceidratio', ratio: 1, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: 'half' }, { root: 'traceidratio', ratio: 1, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }, { root: 'traceidratio', ratio: 1, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '-0.1' }, { root: 'traceidratio', ratio: 1, parentBased: false }],
+    [{ OTEL_TRACES_SAMPLER: 'always_on', OTEL_TRACES_SAMPLER_ARG: '0.1' }, { root: 'always_on', ratio: 1, parentBased: false }],
+  ])('%j', (env, choice) => {
+    expect(samplerChoice(env as Record<string, string>)).toEqual(choice)
+  })
+})
+
+describe('trace and span ids', () => {
+  it('are lowercase hex of 16 and 8 bytes, and do not repeat (across refills of the pool)', () => {
+    const ids = new Set<string>()
+    for (let i = 0; i < 1000; i++) {
+      const traceId = randomHexId(16)
+      const spanId = randomHexId(8)
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/)
+      expect(spanId).toMatch(/^[0-9a-f]{16}$/)
+      ids.add(traceId).add(spanId)
+    }
+    expect(ids.size).toBe(2000)
+  })
+
+  it('the SDK\'s next trace id is the one chosen ahead, for that one start only', () => {
+    const ids = new RequestIds()
+    const chosen = 'ab'.repeat(16)
+    expect(ids.withTraceId(chosen, () => [ids.generateSpanId(), ids.generateTraceId(), ids.generateTraceId()])).toEqual([expect.stringMatching(/^[0-9a-f]{16}$/), chosen, expect.not.stringMatching(chosen)])
+    expect(() => ids.withTraceId(chosen, () => {
+      throw new Error('start failed')
+    })).toThrow('start failed')
+    expect(ids.generateTraceId()).not.toBe(chosen)
   })
 })
 

@@ -1,6 +1,6 @@
 /**
- * Tracing's decisions that need no SDK: whether the OTEL_* variables turn it on, and what a call to the OpenID
- * Provider is. Pure.
+ * Tracing's decisions that need no SDK: whether the OTEL_* variables turn it on, which head sampler they name, and
+ * what a call to the OpenID Provider is. Pure.
  */
 
 /** The environment (OTEL_* variables); the SDK and the exporter read the others themselves. */
@@ -16,6 +16,39 @@ export function tracingWanted(env: TracingEnv): boolean {
   const exporters = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase()
   if (exporters && !exporters.split(',').some(name => name.trim() === 'otlp')) return false
   return !!(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim())
+}
+
+/**
+ * The head sampler OTEL_TRACES_SAMPLER and _ARG name: what the root of a trace (a request without a trusted parent)
+ * gets, and whether a parent's own decision is followed instead (`parentbased_*`).
+ */
+export interface SamplerChoice {
+  root: 'always_on' | 'always_off' | 'traceidratio'
+  /** The share of trace ids sampled (`traceidratio`), 0 to 1. */
+  ratio: number
+  parentBased: boolean
+}
+
+const SAMPLERS = new Map<string, SamplerChoice>(Object.entries({
+  always_on: { root: 'always_on', ratio: 1, parentBased: false },
+  always_off: { root: 'always_off', ratio: 0, parentBased: false },
+  traceidratio: { root: 'traceidratio', ratio: 1, parentBased: false },
+  parentbased_always_on: { root: 'always_on', ratio: 1, parentBased: true },
+  parentbased_always_off: { root: 'always_off', ratio: 0, parentBased: true },
+  parentbased_traceidratio: { root: 'traceidratio', ratio: 1, parentBased: true },
+} satisfies Record<string, SamplerChoice>))
+
+/**
+ * The sampler the OTEL_* variables name, read as OpenTelemetry's SDK reads them (its `buildSamplerFromEnv`): unset,
+ * blank or unknown, `parentbased_always_on`; a ratio's _ARG blank, not a number or outside 0..1 counts as 1. The
+ * gateway builds this sampler itself and asks it before a request's span is made (ops/tracing/spans.ts).
+ */
+export function samplerChoice(env: TracingEnv): SamplerChoice {
+  const choice = SAMPLERS.get(env.OTEL_TRACES_SAMPLER ?? '') ?? SAMPLERS.get('parentbased_always_on')!
+  if (choice.root !== 'traceidratio') return choice
+  const raw = env.OTEL_TRACES_SAMPLER_ARG
+  const ratio = raw === undefined || raw.trim() === '' ? Number.NaN : Number(raw)
+  return { ...choice, ratio: ratio >= 0 && ratio <= 1 ? ratio : 1 }
 }
 
 /** A call of the gateway to the OpenID Provider, by what it is for (the span's name: `oidc <operation>`). */

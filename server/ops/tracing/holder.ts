@@ -11,6 +11,14 @@ export interface Tracing {
   /** OpenTelemetry's API (trace.setSpan, SpanKind, SpanStatusCode, ROOT_CONTEXT), loaded with the SDK. */
   readonly api: typeof OtelApi
   readonly tracer: OtelApi.Tracer
+  /**
+   * Whether a request's server span (`name`, under `parent`: a trusted incoming traceparent, else the root) on this
+   * trace id is recorded: the question the tracer's own sampler answers (OTEL_TRACES_SAMPLER), asked ahead of it so
+   * that a request not sampled makes no SDK span at all.
+   */
+  readonly sampled: (parent: OtelApi.Context, traceId: string, name: string) => boolean
+  /** The tracer's ids (ids.ts RequestIds): a root span started in `ids.withTraceId` gets the trace id its decision was taken on. */
+  readonly ids: { withTraceId: <T>(traceId: string, start: () => T) => T }
   /** `traceparent` and `tracestate`, read (APP_OTEL_TRUST_INCOMING) and written (the backend, the IAM, the provider). */
   readonly propagator: W3CTraceContextPropagator
   /** The span a piece of work runs under: set around each request's dispatch, read by the calls it makes. */

@@ -7,6 +7,7 @@
 import type { Attributes, Span } from '@opentelemetry/api'
 import type { IncomingHttpHeaders } from 'node:http'
 import { useTracing, type Tracing } from './holder'
+import { randomHexId } from './ids'
 
 export type { Span } from '@opentelemetry/api'
 
@@ -33,23 +34,29 @@ export interface RequestFacts {
 /**
  * The server span of one request (`<METHOD> <group>`), to be ended by endRequestSpan. Its parent is the incoming
  * `traceparent` only when `trustIncoming` (APP_OTEL_TRUST_INCOMING): a browser chooses no trace id and forces no
- * sampling by default.
+ * sampling by default. The tracer's sampler (OTEL_TRACES_SAMPLER) is asked first, on the trace id the span will have
+ * (the parent's, else a new one): a request it does not sample gets no SDK span, only its ids in a non-recording
+ * span (trace id, a span id of its own, sampled flag 0: what the SDK would have made), which startCallSpan hands on
+ * to the backend. Such a request is never made current (runUnder): it costs two ids and the sampler's answer.
  */
 export function startRequestSpan(t: Tracing, request: RequestFacts, trustIncoming: boolean): Span {
   const { api } = t
-  const parent = trustIncoming ? t.propagator.extract(api.ROOT_CONTEXT, request.headers, api.defaultTextMapGetter) : api.ROOT_CONTEXT
-  const span = t.tracer.startSpan(`${request.method} ${request.group}`, { kind: api.SpanKind.SERVER }, parent)
-  // The samplers the SDK reads from OTEL_TRACES_SAMPLER decide on the trace id alone: a request not sampled costs no
-  // attributes.
-  if (span.isRecording()) {
-    span.setAttributes({
-      'http.request.method': request.method,
-      'url.path': pathOf(request.url),
-      'url.scheme': request.scheme,
-      'http.route': request.group,
-      'client.address': request.client,
-    })
-  }
+  const parent = trustIncoming && request.headers.traceparent !== undefined
+    ? t.propagator.extract(api.ROOT_CONTEXT, request.headers, api.defaultTextMapGetter)
+    : api.ROOT_CONTEXT
+  const remote = api.trace.getSpanContext(parent)
+  const traceId = remote?.traceId ?? randomHexId(16)
+  const name = `${request.method} ${request.group}`
+  if (!t.sampled(parent, traceId, name)) return api.trace.wrapSpanContext({ traceId, spanId: randomHexId(8), traceFlags: 0, traceState: remote?.traceState })
+  const start = () => t.tracer.startSpan(name, { kind: api.SpanKind.SERVER }, parent)
+  const span = remote ? start() : t.ids.withTraceId(traceId, start)
+  span.setAttributes({
+    'http.request.method': request.method,
+    'url.path': pathOf(request.url),
+    'url.scheme': request.scheme,
+    'http.route': request.group,
+    'client.address': request.client,
+  })
   return span
 }
 
@@ -120,9 +127,10 @@ export function startCallSpan(parent: Span, name: string, attributes: () => Attr
   if (!t) return undefined
   if (!parent.isRecording()) {
     // The propagator's own text, written without it: this is every request but the sampled ones.
-    const { traceId, spanId } = parent.spanContext()
+    const { traceId, spanId, traceState } = parent.spanContext()
     headers.traceparent = `00-${traceId}-${spanId}-00`
-    if (headers.tracestate !== undefined) delete headers.tracestate
+    if (traceState) headers.tracestate = traceState.serialize()
+    else if (headers.tracestate !== undefined) delete headers.tracestate
     return undefined
   }
   const span = t.tracer.startSpan(name, { kind: t.api.SpanKind.CLIENT, attributes: attributes() }, t.api.trace.setSpan(t.api.ROOT_CONTEXT, parent))
