@@ -146,8 +146,11 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
   const release = (sid: string, holder: string) => withinBudget(() => redis.eval(RELEASE, 1, KEY.lock(sid), holder), 'EVAL')
   /** Writes a kept record again unless Redis has a newer generation, then releases a lock left held. */
   const writeBack = async (sid: string, kept: { record?: TokenRecord, until: number }) => {
-    if (kept.until <= Date.now()) return
     const left = unreleased.get(sid)
+    if (kept.until <= Date.now()) {
+      unreleased.delete(sid) // the session has ended: its lock expired long ago
+      return
+    }
     const holder = left ?? randomUUID()
     // Someone else renewing now read the record before us: their result stands.
     if (!left && kept.record && await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', WRITE_BACK_LOCK_MS, 'NX'), 'SET') !== 'OK') return

@@ -26,8 +26,9 @@ interface Answer {
   status: number
   bearer?: string
   message?: string
-  /** Which session asked (its index). */
+  /** Which session asked (its index), on which instance. */
   session?: number
+  gateway?: string
 }
 
 /** A proxied GET of a session on an instance: its status and the token the backend got (or the error's message). */
@@ -84,15 +85,21 @@ describe('Redis Sentinel: OpenID renewals while the primary is killed', () => {
     const renewedDuring = await held
     expect(renewedDuring).toMatchObject({ status: 200, bearer: expect.stringMatching(/^Bearer /) })
     tokens[0]!.add(renewedDuring.bearer!)
+    // The case at hand: Redis did not take the renewed record (the provider has rotated the refresh token meanwhile).
+    await expect.poll(() => stack.gateways[0]!.stdout(), { timeout: 5_000 }).toMatch(/không lưu được token OIDC mới vào Redis/)
 
-    // Each session on both instances in turn, every 100 ms, until each has been renewed twice after the failover.
+    // Each session on both instances in turn, every 100 ms, until each has been renewed twice after the failover. The
+    // first session goes to B alone until B has answered it after the failover: B, whose copy is the old record, is
+    // the one that renews first (A's new token is still fresh), as it would with the old refresh token.
     const answers: Answer[] = []
     let readyAt = Number.POSITIVE_INFINITY
     const renewedSince = (n: number) => new Set(answers.filter(answer => answer.at > readyAt && answer.session === n && answer.bearer).map(answer => answer.bearer)).size
+    const answeredOnB = () => answers.some(answer => answer.session === 0 && answer.gateway === b && answer.at > readyAt)
     const loads = agents.map(async (agent, n) => {
       for (let turn = 0; ; turn++) {
-        const answer = await apiGet(agent, turn % 2 ? b : a)
-        answers.push({ ...answer, session: n })
+        const gateway = turn % 2 || (n === 0 && !answeredOnB()) ? b : a
+        const answer = await apiGet(agent, gateway)
+        answers.push({ ...answer, session: n, gateway })
         if (answer.bearer) tokens[n]!.add(answer.bearer)
         if (renewedSince(n) >= 3 || Date.now() - readyAt > 25_000) return
         await sleep(100)
@@ -103,7 +110,11 @@ describe('Redis Sentinel: OpenID renewals while the primary is killed', () => {
     readyAt = Date.now()
     await Promise.all(loads)
 
-    const failures = answers.filter(answer => answer.status !== 200)
+    // A session the gateway ended is proxied without a token (the echo backend still answers 200): a failure too.
+    const failures = answers.filter(answer => answer.status !== 200 || !answer.bearer)
+    const kind = (answer: Answer) => `${answer.status} ${answer.message ?? (answer.bearer ? '' : 'no token')}`
+    /** How many answers of each kind. */
+    const counted = (some: Answer[]) => Object.fromEntries([...new Set(some.map(kind))].map(k => [k, some.filter(answer => kind(answer) === k).length]))
     // Each renewal made once: one refresh grant per new token seen (at least the held one and two a session after).
     const renewals = tokens.reduce((sum, seen) => sum + seen.size - 1, 0)
     expect(renewals).toBeGreaterThanOrEqual(1 + 2 * agents.length)
@@ -111,14 +122,14 @@ describe('Redis Sentinel: OpenID renewals while the primary is killed', () => {
     const after = await Promise.all(agents.map(async agent => [await apiGet(agent, a), await apiGet(agent, b)] as const))
     expect({
       // Failures only while no primary answered (503, the token store down): none asked a second past the window.
-      late: failures.filter(answer => answer.at > readyAt + 1_000).map(answer => `${answer.status} ${answer.message}`),
-      kinds: [...new Set(failures.map(answer => `${answer.status} ${answer.message}`))],
+      late: counted(failures.filter(answer => answer.at > readyAt + 1_000)),
+      kinds: [...new Set(failures.map(kind))],
       refreshes: stack.provider.counters.refresh_token - before.refresh_token,
       reuse: stack.provider.counters.refresh_token_reuse - before.refresh_token_reuse,
       refused: stack.provider.counters.grant_error - before.grant_error,
-      sessions: after.map(([onA, onB]) => [onA.status, onB.status, onA.bearer === onB.bearer]),
+      sessions: after.map(([onA, onB]) => [onA.status, onB.status, !!onA.bearer && onA.bearer === onB.bearer]),
     }).toEqual({
-      late: [],
+      late: {},
       kinds: failures.length ? [`503 ${STORE_DOWN}`] : [],
       refreshes: renewals,
       reuse: 0,
