@@ -58,6 +58,7 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
     }
     // Only a store that answered "none" ends the session here.
     if (!known) return undefined
+    known = newest(known)
     remember(known)
     const current = tokenFor(known, key)
     if (current && fresh(current)) return current.accessToken
@@ -83,7 +84,7 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
     }
     try {
       // Another instance may have renewed it between our read and our lock (a store that fails now: ours is the latest).
-      const latest = await store.get(session.sid).catch(() => known) ?? known
+      const latest = newest(await store.get(session.sid).catch(() => known) ?? known)
       const token = tokenFor(latest, key)
       if (token && fresh(token)) {
         remember(latest)
@@ -96,6 +97,15 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
       await release()
     }
   }
+}
+
+/**
+ * The store's record, or this process's copy when that is of a later renewal: a store that lost the renewal's write
+ * (a failover; it is written again once Redis answers) still holds the refresh token the provider has replaced.
+ */
+function newest(stored: TokenRecord): TokenRecord {
+  const cached = cachedTokens(stored.sid)
+  return cached && cached.generation > stored.generation ? cached : stored
 }
 
 /** A token's value while it lives, else the error thrown. */
@@ -201,8 +211,8 @@ async function keep(session: SessionPayload, record: TokenRecord, audience: Rout
     idToken: tokens.id_token ?? record.idToken,
     generation: record.generation + 1,
   }
-  await (await useTokenStore()).put(next, sessionEndsAt(session)).catch((error: Error) => {
-    useLogger().error({ error: error.message }, 'không lưu được token OIDC mới vào Redis: các instance khác sẽ dùng token cũ.')
+  await (await useTokenStore()).put(next, sessionEndsAt(session), true).catch((error: Error) => {
+    useLogger().error({ error: error.message }, 'không lưu được token OIDC mới vào Redis: ghi lại khi Redis trả lời (các instance khác chờ đến lúc đó).')
   })
   remember(next)
   return token.accessToken

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { sealValue, sessionEndsAt, unsealValue, type SealKeys } from '../core/session/seal'
 import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
+import { failoverReplay } from '../stores/failover-replay'
 import { connectRedis, withinBudget, type RedisClient } from '../stores/redis'
 import { cachedTokens, forgetTokens, remember, type TokenRecord } from './token-cache'
 
@@ -14,8 +15,12 @@ import { cachedTokens, forgetTokens, remember, type TokenRecord } from './token-
 
 export interface TokenStore {
   get: (sid: string) => Promise<TokenRecord | undefined>
-  /** Keeps the record until `until` (ms since the epoch; the session's end) and indexes it. */
-  put: (record: TokenRecord, until: number) => Promise<void>
+  /**
+   * Keeps the record until `until` (ms since the epoch; the session's end) and indexes it. `renewed`: a renewal's
+   * result (the provider may have rotated the refresh token already): when Redis does not take it, it is still written
+   * once Redis answers again, and so is the refresh lock's release.
+   */
+  put: (record: TokenRecord, until: number, renewed?: boolean) => Promise<void>
   delete: (record: Pick<TokenRecord, 'sid' | 'sub' | 'providerSid'>) => Promise<void>
   /** Our session ids of a provider subject, or of one provider session. */
   sessionsOf: (by: { sub: string } | { providerSid: string }) => Promise<string[]>
@@ -105,28 +110,73 @@ const KEY = {
 }
 const RELEASE = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
 
-/** Every instance: records sealed as their own kind (a Redis dump holds no token and no session), indexes as sets. */
+/** How long a write-back after a failover holds a session's refresh lock at most. */
+const WRITE_BACK_LOCK_MS = 5_000
+
+/**
+ * Every instance: records sealed as their own kind (a Redis dump holds no token and no session), indexes as sets.
+ * A failover must not lose a renewal: the provider rotated the refresh token, and a record with the old one, used by
+ * any instance, is a replay that revokes the whole grant. So the records this store wrote in the last minute, and a
+ * renewal's record or lock release Redis did not take, are written again when the connection comes back (a Sentinel
+ * failover, a Cluster's nodes changed: stores/failover-replay.ts), under the session's refresh lock and only over an
+ * older generation. The lock an interrupted renewal still holds (replicated to the new primary) keeps the other
+ * instances waiting for that record rather than refreshing with the old refresh token.
+ */
 export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenStore {
   const ttl = (until: number) => Math.max(1, until - Date.now())
+  /** The refresh locks this process could not release (Redis down): their holder values, by session id. */
+  const unreleased = new Map<string, string>()
+  const read = async (sid: string) => {
+    const value = await withinBudget(() => redis.get(KEY.record(sid)), 'GET')
+    const record = value ? unsealValue(value, sealKeys) : null
+    return isRecord(record) && record.sid === sid ? record : undefined
+  }
+  // The record and its indexes are keys of different slots on Redis Cluster: one transaction per key, sent together.
+  // Half done is harmless: an index naming a session without a record, or a record an index lacks until the next put.
+  const write = async (record: TokenRecord, until: number) => {
+    const ms = ttl(until)
+    // An index lives as long as its longest session: a new set takes the TTL (NX), a longer one extends it (GT).
+    const index = (key: string) => redis.multi().sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT').exec()
+    await withinBudget(() => Promise.all([
+      index(KEY.sub(record.sub)),
+      record.providerSid ? index(KEY.providerSid(record.providerSid)) : null,
+      redis.set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms),
+    ]), 'MULTI')
+  }
+  const release = (sid: string, holder: string) => withinBudget(() => redis.eval(RELEASE, 1, KEY.lock(sid), holder), 'EVAL')
+  /** Writes a kept record again unless Redis has a newer generation, then releases a lock left held. */
+  const writeBack = async (sid: string, kept: { record?: TokenRecord, until: number }) => {
+    const left = unreleased.get(sid)
+    if (kept.until <= Date.now()) {
+      unreleased.delete(sid) // the session has ended: its lock expired long ago
+      return
+    }
+    const holder = left ?? randomUUID()
+    // Someone else renewing now read the record before us: their result stands.
+    if (!left && kept.record && await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', WRITE_BACK_LOCK_MS, 'NX'), 'SET') !== 'OK') return
+    if (kept.record) {
+      const stored = await read(sid)
+      // Absent: lost with the old primary (a logout elsewhere revoked the session: the record is inert, gone at its end).
+      if (!stored || stored.generation < kept.record.generation) await write(kept.record, kept.until)
+    }
+    if (left || kept.record) await release(sid, holder)
+    unreleased.delete(sid)
+  }
+  const replay = failoverReplay<{ record?: TokenRecord, until: number }>(redis, writeBack)
   return {
-    async get(sid) {
-      const value = await withinBudget(() => redis.get(KEY.record(sid)), 'GET')
-      const record = value ? unsealValue(value, sealKeys) : null
-      return isRecord(record) && record.sid === sid ? record : undefined
-    },
-    // The record and its indexes are keys of different slots on Redis Cluster: one transaction per key, sent together.
-    // Half done is harmless: an index naming a session without a record, or a record an index lacks until the next put.
-    async put(record, until) {
-      const ms = ttl(until)
-      // An index lives as long as its longest session: a new set takes the TTL (NX), a longer one extends it (GT).
-      const index = (key: string) => redis.multi().sadd(key, record.sid).pexpire(key, ms, 'NX').pexpire(key, ms, 'GT').exec()
-      await withinBudget(() => Promise.all([
-        index(KEY.sub(record.sub)),
-        record.providerSid ? index(KEY.providerSid(record.providerSid)) : null,
-        redis.set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms),
-      ]), 'MULTI')
+    get: read,
+    async put(record, until, renewed) {
+      try {
+        await write(record, until)
+      }
+      catch (error) {
+        if (renewed) replay.failed(record.sid, { record, until })
+        throw error
+      }
+      replay.written(record.sid, { record, until })
     },
     async delete(record) {
+      replay.forget(record.sid)
       await withinBudget(() => Promise.all([
         redis.del(KEY.record(record.sid)),
         redis.srem(KEY.sub(record.sub), record.sid),
@@ -141,7 +191,15 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
       const taken = await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', ms, 'NX'), 'SET')
       if (taken !== 'OK') return undefined
       return async () => {
-        await withinBudget(() => redis.eval(RELEASE, 1, KEY.lock(sid), holder), 'EVAL').catch(() => undefined)
+        try {
+          await release(sid, holder)
+        }
+        catch {
+          // Released once Redis answers, after the record is written again: until then the others wait for it.
+          unreleased.set(sid, holder)
+          const kept = replay.kept(sid)
+          replay.failed(sid, kept?.value ?? { until: Date.now() + ms })
+        }
       }
     },
     async firstUse(jti, until) {

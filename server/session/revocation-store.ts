@@ -34,18 +34,22 @@ export function ttlOf(revocation: Revocation): number {
 /**
  * Writes revocations to Redis (each a key with its expiry, then an announcement), in batches; returns those Redis
  * could not take (every one from the first batch that failed on), with the reason. Writing one again is harmless:
- * the same value, the same end.
+ * the same value, the same end. `announce`: 'each' (a message a revocation: new ones, which instances of every
+ * version read), or 'batch' (a message a batch, a JSON array: writing back what Redis lost or may have lost, where a
+ * message each made every instance parse every revocation of every instance, thousands after a restart).
  */
-export async function writeRevocations(redis: RedisClient, revocations: readonly Revocation[]): Promise<{ left: Revocation[], error?: unknown }> {
+export async function writeRevocations(redis: RedisClient, revocations: readonly Revocation[], announce: 'each' | 'batch' = 'each'): Promise<{ left: Revocation[], error?: unknown }> {
   const live = revocations.filter(revocation => ttlOf(revocation) > 0)
   for (let start = 0; start < live.length; start += WRITE_BATCH) {
     const batch = live.slice(start, start + WRITE_BATCH)
     try {
-      await withinBudget(() => Promise.all(batch.map(async (revocation) => {
-        const text = JSON.stringify(revocation)
-        await redis.set(keyOf(revocation), text, 'PX', ttlOf(revocation))
-        await redis.publish(CHANNEL, text)
-      })), 'SET')
+      await withinBudget(async () => {
+        const texts = batch.map(revocation => JSON.stringify(revocation))
+        await Promise.all(batch.map((revocation, n) => redis.set(keyOf(revocation), texts[n]!, 'PX', ttlOf(revocation))))
+        // Announced once written: an instance that reads the key on the announcement finds it.
+        if (announce === 'batch') await redis.publish(CHANNEL, `[${texts.join(',')}]`)
+        else await Promise.all(texts.map(text => redis.publish(CHANNEL, text)))
+      }, 'SET')
     }
     catch (error) {
       return { left: live.slice(start), error }

@@ -1,4 +1,4 @@
-import { parseRevocation, RevocationSet, type RevocableSession, type Revocation } from '../core/session/revocations'
+import { parseAnnouncement, RevocationSet, type RevocableSession, type Revocation } from '../core/session/revocations'
 import { auditLine } from '../ops/audit'
 import { useGatewayConfig } from '../ops/config'
 import { workStarted } from '../ops/drain'
@@ -38,8 +38,8 @@ let redisDown = false
 const warn = throttledWarning()
 
 /** Writes revocations to Redis; returns those it could not take (said in a throttled warning). */
-async function publish(redis: RedisClient, revocations: readonly Revocation[]): Promise<Revocation[]> {
-  const { left, error } = await writeRevocations(redis, revocations)
+async function publish(redis: RedisClient, revocations: readonly Revocation[], announce: 'each' | 'batch' = 'each'): Promise<Revocation[]> {
+  const { left, error } = await writeRevocations(redis, revocations, announce)
   if (error) warn(`Redis không nhận được thu hồi phiên (${error instanceof Error ? error.message : String(error)}): giữ cục bộ, gửi lại khi Redis trở lại.`)
   return left
 }
@@ -155,8 +155,7 @@ async function followRevocations(): Promise<void> {
   redis.on('close', () => onDown())
   subscriber.on('error', () => {}) // said once through `redis`
   subscriber.on('message', (_channel: string, text: string) => {
-    const revocation = parseRevocation(text)
-    if (revocation) revoked.add(revocation)
+    for (const revocation of parseAnnouncement(text)) revoked.add(revocation)
   })
   let syncing = false
   let followedOnce = false
@@ -172,10 +171,12 @@ async function followRevocations(): Promise<void> {
     try {
       await subscriber.subscribe(CHANNEL)
       const lost = await redisLostData(redis)
-      // Back from an outage or a failover: what the old primary acknowledged may not have reached the new one.
+      // Back from an outage or a failover: what the old primary acknowledged may not have reached the new one. Written
+      // back a batch an announcement (what failed to be is kept, as a new one); then what was made here meanwhile.
       const again = lost ? revoked.live() : redisDown || failover ? recentRevocations() : []
-      keepPending(again)
-      const sent = await flushPending(redis)
+      const notAgain = await publish(redis, again, 'batch')
+      keepPending(notAgain)
+      const sent = again.length - notAgain.length + await flushPending(redis)
       const loaded = await loadAll(redis)
       if (lost) useLogger().warn({ rewritten: again.length }, `Redis đã mất dữ liệu thu hồi phiên: ghi lại ${again.length} thu hồi còn hiệu lực.`)
       if (redisDown || (failover && again.length)) useLogger().warn({ sent, recent: lost ? undefined : again.length, loaded }, `Redis đã trở lại: gửi ${sent} thu hồi phiên chờ (gồm thu hồi ${RECENT_MS / 1000} giây gần đây), nhận ${loaded} thu hồi.`)

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +7,7 @@ import { freePort, logEntries, type RunningGateway } from '../support/gateway'
 import { loginCookie } from '../support/login'
 import { rawRequest } from '../support/raw-http'
 import { redisClient, waitForClients, type RunningRedis } from '../support/redis'
+import { openSessionCookie, resealedSessionCookie } from '../support/sealed'
 import { useStack } from '../support/stack'
 
 /**
@@ -101,6 +103,47 @@ describe('revocations through Redis faults', () => {
       await expect.poll(() => first.stdout() + second.stdout()).toMatch(/Redis đã mất dữ liệu thu hồi phiên: ghi lại 2 thu hồi còn hiệu lực/)
       const third = await stack.gatewayWith({ APP_REDIS_URL: empty.url })
       await within2s(async () => await user(third, sale) === null && await user(third, admin) === null)
+    }
+    finally {
+      client.disconnect()
+    }
+  })
+
+  it('writes a Redis restarted empty back a batch an announcement: 250 revocations hold on every instance, and a third', async () => {
+    const { redis, first, second } = await pair()
+    const cookie = await loginCookie(first, 'sale', 'sale123')
+    const session = openSessionCookie(cookie)
+    // 250 sessions of 250 users (sealed as the gateway seals them), revoked through Redis as another instance does.
+    const revoked = Array.from({ length: 250 }, (_, n) => ({ sid: randomUUID(), userId: `u-many-${n}` }))
+    const cookies = revoked.map(({ sid, userId }) => resealedSessionCookie(cookie, { sid, user: { ...session.user as object, id: userId } }))
+    const seed = await redisClient(redis.url)
+    await seed.pipeline(revoked.flatMap(({ sid, userId }) => {
+      const text = JSON.stringify({ kind: 'session', sid, userId, iat: session.iat })
+      return [['set', `svc:rev:s:${sid}`, text, 'PX', '3600000'], ['publish', 'svc:rev', text]]
+    })).exec()
+    seed.disconnect()
+    /** How many of the cookies open a session on a gateway (25 asked at a time). */
+    const open = async (gateway: RunningGateway) => {
+      let count = 0
+      for (let start = 0; start < cookies.length; start += 25) count += (await Promise.all(cookies.slice(start, start + 25).map(c => user(gateway, c)))).filter(id => id !== null).length
+      return count
+    }
+    await expect.poll(async () => await open(first) + await open(second), { timeout: 10_000 }).toBe(0)
+
+    await redis.stop()
+    const empty = await stack.redisServer(redis.port)
+    const client = await redisClient(empty.url)
+    try {
+      await within2s(async () => (await client.keys('svc:rev:s:*')).length === revoked.length)
+      await expect.poll(() => [first.stdout(), second.stdout()].map(out => /Redis đã mất dữ liệu thu hồi phiên: ghi lại 250 thu hồi/.test(out))).toEqual([true, true])
+      // Each instance announced what it wrote back in batches of 200 (2 messages), not a message a revocation (250).
+      const published = Number(/cmdstat_publish:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0)
+      expect(published).toBeLessThanOrEqual(2 * Math.ceil(revoked.length / 200))
+      const third = await stack.gatewayWith({ APP_REDIS_URL: empty.url })
+      await waitForClients(empty.url, 3 * CONNECTIONS)
+      expect([await open(first), await open(second), await open(third)]).toEqual([0, 0, 0])
+      // Nothing more than those: the live session of the same token still opens everywhere.
+      expect([await user(first, cookie), await user(second, cookie), await user(third, cookie)]).toEqual(['u-sale', 'u-sale', 'u-sale'])
     }
     finally {
       client.disconnect()

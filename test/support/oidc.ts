@@ -13,6 +13,8 @@ export interface OidcStackOptions {
   instances?: number
   /** A redis-server for the gateways even with one instance. */
   redis?: boolean
+  /** Another Redis's variables for the gateways, read when they start (a Sentinel topology's): no redis-server started. */
+  redisEnv?: () => Record<string, string>
   /** Options of the development provider (accessTokenTtl, ...). */
   provider?: Parameters<typeof startDevOidcProvider>[0]
   /** More APP_* variables for every gateway. */
@@ -56,12 +58,12 @@ export function useOidcStack(options: OidcStackOptions = {}): OidcStack {
     client.post_logout_redirect_uris = origins.flatMap(origin => [`${origin}/auth/logged-out`, `${origin}/`, `${origin}/auth/login`])
     ;[stack.provider, stack.redis] = await Promise.all([
       startDevOidcProvider({ ...options.provider, clients: [client] }),
-      count > 1 || options.redis ? startRedis() : Promise.resolve(undefined),
+      (count > 1 || options.redis) && !options.redisEnv ? startRedis() : Promise.resolve(undefined),
     ])
     stack.echo = options.backend === 'sample'
       ? await startSampleBackend({ oidcUserInfoUrl: (await (await fetch(`${stack.provider.url}/.well-known/openid-configuration`)).json()).userinfo_endpoint, pushEveryMs: 60_000 })
       : await startEchoBackend()
-    stack.gateways = await Promise.all(ports.map(port => startGateway(oidcEnv(stack, options.env), SERVER_ENTRY, port)))
+    stack.gateways = await Promise.all(ports.map(port => startGateway(oidcEnv(stack, { ...options.redisEnv?.(), ...options.env }), SERVER_ENTRY, port)))
     // Each has read the provider's discovery document (/readyz: checks.oidc 'up'), as a load balancer waits for it: a
     // login before that is 'ssoUnavailable', and on a loaded machine the first discovery can take a retry.
     await Promise.all(stack.gateways.map(gateway => providerKnown(gateway)))

@@ -64,3 +64,8 @@ export function agedSessionCookie(value: string, ages: { seenAgo: number, iatAgo
   const iat = ages.iatAgo === undefined ? Math.min(session.iat, seen) : now - ages.iatAgo
   return `svc_session=${sealValue({ ...session, iat, seen: Math.max(seen, iat) }, deriveSealKeys([TEST_SECRET], kind))}`
 }
+
+/** The same session as a `svc_session=…` pair with fields replaced (another `sid`, another user): a session no login made. */
+export function resealedSessionCookie(value: string, fields: Partial<SealedSession>, kind: SessionKind = 'session'): string {
+  return `svc_session=${sealValue({ ...openSessionCookie(value, kind), ...fields }, deriveSealKeys([TEST_SECRET], kind))}`
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_SESSIONS_PER_USER, RevocationSet } from '../../server/core/session/revocations'
+import { MAX_SESSIONS_PER_USER, parseAnnouncement, RevocationSet } from '../../server/core/session/revocations'
 import { sessionEndsAt, sessionExpiresAt } from '../../server/core/session/seal'
 
 const HOUR = 60 * 60_000
@@ -72,6 +72,17 @@ describe('RevocationSet', () => {
     // A session issued afterwards still works.
     advance(1)
     expect(set.isRevoked(session('fresh', now()))).toBe(false)
+  })
+})
+
+describe('announcements on the revocations channel', () => {
+  it('carry one revocation (an object) or a batch (an array); what is not one of ours is skipped', () => {
+    const one = { kind: 'session', sid: 's-1', userId: 'u-1', iat: 1 }
+    const user = { kind: 'user', userId: 'u-2', before: 2 }
+    expect(parseAnnouncement(JSON.stringify(one))).toEqual([one])
+    expect(parseAnnouncement(JSON.stringify([one, { kind: 'session', sid: 3 }, user, null, 'x']))).toEqual([one, user])
+    expect(parseAnnouncement('[{"kind":"user"')).toEqual([])
+    expect(parseAnnouncement('"text"')).toEqual([])
   })
 })
 

@@ -118,15 +118,37 @@ export class RevocationSet {
   }
 }
 
+/** A parsed value that is a revocation, or undefined. */
+function asRevocation(value: unknown): Revocation | undefined {
+  const revocation = value as Revocation | null
+  if (revocation?.kind === 'session' && typeof revocation.sid === 'string' && typeof revocation.userId === 'string' && typeof revocation.iat === 'number') return revocation
+  if (revocation?.kind === 'user' && typeof revocation.userId === 'string' && typeof revocation.before === 'number') return revocation
+  return undefined
+}
+
 /** A revocation as another instance (or a journal) wrote it, or undefined when the text is not one of ours. */
 export function parseRevocation(text: string): Revocation | undefined {
   try {
-    const value = JSON.parse(text) as Revocation
-    if (value?.kind === 'session' && typeof value.sid === 'string' && typeof value.userId === 'string' && typeof value.iat === 'number') return value
-    if (value?.kind === 'user' && typeof value.userId === 'string' && typeof value.before === 'number') return value
+    return asRevocation(JSON.parse(text))
   }
-  catch { /* not one of ours */ }
-  return undefined
+  catch {
+    return undefined // not one of ours
+  }
+}
+
+/**
+ * The revocations an announcement on the channel carries: one (a revocation's JSON object, as every version sends a
+ * new one), or many (a JSON array: a write-back, announced a batch a message); what is not one of ours is skipped.
+ */
+export function parseAnnouncement(text: string): Revocation[] {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  }
+  catch {
+    return []
+  }
+  return (Array.isArray(value) ? value : [value]).map(asRevocation).filter(revocation => revocation !== undefined)
 }
 
 /** Revocations as journal text: one JSON object a line. */
