@@ -12,15 +12,19 @@ export default defineConfig({
     projects: [
       // A test's time limit is there for a hang, not for the machine's speed: 2 cores, often shared and loaded.
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', testTimeout: 30_000 } },
-      // Composables, directive and component inside the playground app (happy-dom).
-      await defineVitestProject({
-        test: {
-          name: 'nuxt',
-          include: ['test/nuxt/**/*.test.ts'],
-          environment: 'nuxt',
-          environmentOptions: { nuxt: { rootDir: fileURLToPath(new URL('./playground', import.meta.url)), domEnvironment: 'happy-dom' } },
-        },
-      }),
+      // Composables, directive and component inside the playground app (happy-dom). Its set-up builds the playground's
+      // .nuxt: left out of npm test's early consumer run (SVC_TEST_CONSUMER_ONLY, test/run.mjs), which runs beside the
+      // type check that reads .nuxt.
+      ...process.env.SVC_TEST_CONSUMER_ONLY === '1'
+        ? []
+        : [await defineVitestProject({
+            test: {
+              name: 'nuxt',
+              include: ['test/nuxt/**/*.test.ts'],
+              environment: 'nuxt',
+              environmentOptions: { nuxt: { rootDir: fileURLToPath(new URL('./playground', import.meta.url)), domEnvironment: 'happy-dom' } },
+            },
+          })],
       {
         test: {
           name: 'integration',
@@ -35,7 +39,8 @@ export default defineConfig({
       },
       {
         test: {
-          // The packed layer installed, built and type-checked in a fresh app outside the repository (about a minute).
+          // The packed layer installed, built and type-checked in a fresh app outside the repository (about a minute);
+          // npm test runs it on its own from its start (test/run.mjs).
           name: 'consumer',
           include: ['test/consumer/**/*.test.ts'],
           environment: 'node',
