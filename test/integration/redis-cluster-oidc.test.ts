@@ -83,7 +83,7 @@ describe('Redis Cluster: OpenID renewals while a primary is killed and a slot mo
     expect(moved.to).not.toBe(moved.from)
     movedAt = Date.now()
     await finished
-    expect(redisCli(moved.to, 'EXISTS', `svc:oidc:tokens:${sid}`)).toBe('1')
     await expectRenewedOnce(stack, agents, tokens, load, killedAt, before)
+    expect(redisCli(moved.to, 'EXISTS', `svc:oidc:tokens:${sid}`)).toBe('1')
   })
 })
