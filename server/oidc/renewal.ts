@@ -115,8 +115,9 @@ function aliveOr(token: KeptToken | undefined, error: GatewayError): string {
 }
 
 /**
- * Another instance holds the refresh lock: its result appears in the store (a new generation). Null when the session
- * ended meanwhile, undefined when nothing came before the deadline.
+ * Another instance holds the refresh lock: its result appears in the store (a new generation), or the lock is let go
+ * (the record as it is: the caller takes the lock in turn). Null when the session ended meanwhile, undefined when
+ * nothing came before the deadline.
  */
 async function waitForOther(sid: string, generation: number, deadline: number): Promise<TokenRecord | null | undefined> {
   const store = await useTokenStore()
@@ -134,6 +135,9 @@ async function waitForOther(sid: string, generation: number, deadline: number): 
       remember(latest)
       return latest
     }
+    // Let go without a new record (a failover's write-back that had nothing to write, a lock taken in a failover and
+    // released after it): the lock is ours to take rather than waited for until the deadline.
+    if (!(await store.locked(sid).catch(() => true))) return latest
   }
   return undefined
 }

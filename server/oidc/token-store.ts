@@ -26,6 +26,8 @@ export interface TokenStore {
   sessionsOf: (by: { sub: string } | { providerSid: string }) => Promise<string[]>
   /** The refresh lock of a session: a release function, or undefined while another holder has it. */
   lock: (sid: string, ms: number) => Promise<(() => Promise<void>) | undefined>
+  /** Whether someone holds the refresh lock of a session now. */
+  locked: (sid: string) => Promise<boolean>
   /** Whether a back-channel logout token's `jti` is new (remembered until `until`). */
   firstUse: (jti: string, until: number) => Promise<boolean>
   /** Forgets a `jti` whose logout could not be carried out (the provider may send it again). */
@@ -83,6 +85,9 @@ export function memoryTokenStore(): TokenStore {
         locks.delete(sid)
       }
     },
+    async locked(sid) {
+      return locks.has(sid)
+    },
     async firstUse(jti, until) {
       const now = Date.now()
       for (const [key, end] of used) {
@@ -124,8 +129,9 @@ const WRITE_BACK_LOCK_MS = 5_000
  */
 export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenStore {
   const ttl = (until: number) => Math.max(1, until - Date.now())
-  /** The refresh locks this process could not release (Redis down): their holder values, by session id. */
-  const unreleased = new Map<string, string>()
+  /** The refresh locks this process could not release (Redis down), or may hold unknowingly: their holder values, by session id. */
+  const unreleased = new Map<string, string[]>()
+  const held = (sid: string, holder: string) => unreleased.set(sid, [...new Set([...unreleased.get(sid) ?? [], holder])])
   const read = async (sid: string) => {
     const value = await withinBudget(() => redis.get(KEY.record(sid)), 'GET')
     const record = value ? unsealValue(value, sealKeys) : null
@@ -143,26 +149,56 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
       redis.set(KEY.record(record.sid), sealValue(record, sealKeys), 'PX', ms),
     ]), 'MULTI')
   }
+  /**
+   * Takes a session's lock (SET NX): whether it is ours. Unanswered is not refused: Redis may have taken it (an answer
+   * late past our budget), or take it yet (a Cluster retries a command through its failover), and a lock nobody
+   * releases keeps every instance waiting for this session: released once Redis answers, and again if it answers OK.
+   */
+  const takeLock = async (sid: string, holder: string, ms: number) => {
+    const setting = redis.set(KEY.lock(sid), holder, 'PX', ms, 'NX')
+    try {
+      return await withinBudget(() => setting, 'SET') === 'OK'
+    }
+    catch (error) {
+      releaseLater(sid, holder, ms)
+      setting.then(answer => answer === 'OK' && releaseLater(sid, holder, ms), () => undefined)
+      throw error
+    }
+  }
   const release = (sid: string, holder: string) => withinBudget(() => redis.eval(RELEASE, 1, KEY.lock(sid), holder), 'EVAL')
   /** Writes a kept record again unless Redis has a newer generation, then releases a lock left held. */
   const writeBack = async (sid: string, kept: { record?: TokenRecord, until: number }) => {
-    const left = unreleased.get(sid)
+    const left = unreleased.get(sid)?.[0]
     if (kept.until <= Date.now()) {
       unreleased.delete(sid) // the session has ended: its lock expired long ago
       return
     }
     const holder = left ?? randomUUID()
-    // Someone else renewing now read the record before us: their result stands.
-    if (!left && kept.record && await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', WRITE_BACK_LOCK_MS, 'NX'), 'SET') !== 'OK') return
+    if (!left && kept.record) {
+      // Someone else renewing now read the record before us: their result stands.
+      if (!await takeLock(sid, holder, WRITE_BACK_LOCK_MS)) return
+      // Ours until released below: a write-back that fails now (on a Cluster, the record's slot still without a
+      // primary while the lock's answers) goes on under it next time, rather than finding it taken and giving up.
+      held(sid, holder)
+    }
     if (kept.record) {
       const stored = await read(sid)
       // Absent: lost with the old primary (a logout elsewhere revoked the session: the record is inert, gone at its end).
       if (!stored || stored.generation < kept.record.generation) await write(kept.record, kept.until)
     }
-    if (left || kept.record) await release(sid, holder)
-    unreleased.delete(sid)
+    const released = unreleased.get(sid) ?? []
+    await Promise.all(released.map(holder => release(sid, holder)))
+    // A lock left meanwhile (a renewal under way now) is released by the next write-back.
+    const rest = (unreleased.get(sid) ?? []).filter(holder => !released.includes(holder))
+    if (rest.length) unreleased.set(sid, rest)
+    else unreleased.delete(sid)
   }
   const replay = failoverReplay<{ record?: TokenRecord, until: number }>(redis, writeBack)
+  /** A lock of ours to release once Redis answers, after the session's record is written again if need be. */
+  const releaseLater = (sid: string, holder: string, ms: number) => {
+    held(sid, holder)
+    replay.failed(sid, replay.kept(sid)?.value ?? { until: Date.now() + ms })
+  }
   return {
     get: read,
     async put(record, until, renewed) {
@@ -188,19 +224,26 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
     },
     async lock(sid, ms) {
       const holder = randomUUID()
-      const taken = await withinBudget(() => redis.set(KEY.lock(sid), holder, 'PX', ms, 'NX'), 'SET')
-      if (taken !== 'OK') return undefined
+      if (!await takeLock(sid, holder, ms)) return undefined
       return async () => {
+        // A renewal whose record Redis did not take keeps the lock until the record is written back: on a Cluster the
+        // lock is a key of another slot, whose primary may well answer, and the others must wait for that record
+        // rather than refresh with the refresh token the provider has replaced.
+        if (replay.kept(sid)?.unwritten) {
+          held(sid, holder)
+          return
+        }
         try {
           await release(sid, holder)
         }
         catch {
           // Released once Redis answers, after the record is written again: until then the others wait for it.
-          unreleased.set(sid, holder)
-          const kept = replay.kept(sid)
-          replay.failed(sid, kept?.value ?? { until: Date.now() + ms })
+          releaseLater(sid, holder, ms)
         }
       }
+    },
+    async locked(sid) {
+      return await withinBudget(() => redis.exists(KEY.lock(sid)), 'EXISTS') === 1
     },
     async firstUse(jti, until) {
       return (await withinBudget(() => redis.set(KEY.jti(jti), '1', 'PX', ttl(until), 'NX'), 'SET')) === 'OK'

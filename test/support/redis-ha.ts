@@ -190,8 +190,13 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     async failSlotPrimary(slot) {
       const from = owner(slot)!.port
       await nodes.find(n => n.port === from)!.kill()
-      await until(() => ok() && owner(slot) !== undefined && owner(slot)!.port !== from, `slot ${slot} served by a promoted replica`)
-      return { from, to: owner(slot)!.port }
+      // One view of the cluster a check (two calls may read two nodes' views, not yet the same during the failover).
+      let to: number | undefined
+      await until(() => {
+        to = owner(slot)?.port
+        return ok() && to !== undefined && to !== from
+      }, `slot ${slot} served by a promoted replica`)
+      return { from, to: to! }
     },
     async moveSlot(slot) {
       const source = owner(slot)!
