@@ -88,6 +88,7 @@ const checked = await Promise.all([
 if (!checked.every(Boolean) || !await run('build', bin('nuxt'), ['build', 'playground'])) {
   mainDone()
   await consumer
+  rmSync(scratch, { recursive: true, force: true })
   finish(undefined, started)
 }
 
