@@ -77,6 +77,8 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
     if (!release) {
       const latest = await waitForOther(session.sid, known.generation, deadline)
       if (latest === null) return undefined // the other instance ended the session
+      // Nothing before the deadline: the store failing meanwhile (a failover) is what kept it, else the provider.
+      if (latest === STORE_FAILED) return aliveOr(current, storeDown())
       if (!latest) return aliveOr(current, new GatewayError(502, MESSAGES.iamUnreachable))
       const token = tokenFor(latest, key)
       if (token && fresh(token)) return token.accessToken
@@ -114,13 +116,18 @@ function aliveOr(token: KeptToken | undefined, error: GatewayError): string {
   throw error
 }
 
+/** waitForOther's answer when nothing came before the deadline and the store failed to answer meanwhile. */
+const STORE_FAILED = 'store failed'
+
 /**
  * Another instance holds the refresh lock: its result appears in the store (a new generation), or the lock is let go
- * (the record as it is: the caller takes the lock in turn). Null when the session ended meanwhile, undefined when
- * nothing came before the deadline.
+ * (the record as it is: the caller takes the lock in turn). Null when the session ended meanwhile; when nothing came
+ * before the deadline, STORE_FAILED if a read of the store failed meanwhile (a failover: the lock's holder writes its
+ * record back once Redis answers), else undefined.
  */
-async function waitForOther(sid: string, generation: number, deadline: number): Promise<TokenRecord | null | undefined> {
+async function waitForOther(sid: string, generation: number, deadline: number): Promise<TokenRecord | null | typeof STORE_FAILED | undefined> {
   const store = await useTokenStore()
+  let storeFailed = false
   while (Date.now() < deadline) {
     await new Promise(resolve => setTimeout(resolve, WAIT_STEP_MS))
     let latest: TokenRecord | undefined
@@ -128,6 +135,7 @@ async function waitForOther(sid: string, generation: number, deadline: number): 
       latest = await store.get(sid)
     }
     catch {
+      storeFailed = true
       continue // Redis did not answer this time: ask again
     }
     if (!latest) return null
@@ -139,7 +147,7 @@ async function waitForOther(sid: string, generation: number, deadline: number): 
     // released after it): the lock is ours to take rather than waited for until the deadline.
     if (!(await store.locked(sid).catch(() => true))) return latest
   }
-  return undefined
+  return storeFailed ? STORE_FAILED : undefined
 }
 
 /** The audience's `resource` and `scope` as token request parameters. */
