@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
-import { apiGet, expectRenewedOnce, holdNextTokenResponse, ready, startRenewalLoad } from '../support/oidc-failover'
+import { useOidcStack } from '../support/oidc'
+import { apiGet, expectRenewedOnce, holdNextTokenResponse, ready, signedInOnBoth, startRenewalLoad } from '../support/oidc-failover'
 import { keySlot, redisCli, startRedisCluster, until, type RedisCluster } from '../support/redis-ha'
 import { openSessionCookie } from '../support/sealed'
 
@@ -30,18 +30,7 @@ const ownerOf = (slot: number) => cluster.primaries().find(p => p.slots.split(' 
 describe('Redis Cluster: OpenID renewals while a primary is killed and a slot moved', () => {
   it('renews each session once across the failover and the move on both instances: no refresh token used twice, no session lost, failures only in the window', async () => {
     const [a, b] = stack.gateways.map(gateway => gateway.url) as [string, string]
-    const agents: CookieAgent[] = []
-    for (const username of USERS) {
-      const agent = cookieAgent()
-      const { url } = await logInWithProvider(agent, a, stack.provider.url, { username, password: `${username}123` })
-      expect(url.href).toBe(`${a}/`)
-      agents.push(agent)
-    }
-    const tokens = agents.map(() => new Set<string>())
-    for (const [n, agent] of agents.entries()) {
-      for (const gateway of [a, b]) tokens[n]!.add((await apiGet(agent, gateway)).bearer!)
-    }
-    expect(tokens.map(seen => seen.size)).toEqual([1, 1, 1])
+    const { agents, tokens } = await signedInOnBoth(stack, USERS)
     // The held session's record (server/oidc/token-store.ts KEY.record) and refresh lock (KEY.lock): their slots.
     const sid = openSessionCookie(agents[0]!.jar.get('svc_session')!, 'session-oidc').sid
     const recordSlot = keySlot(`svc:oidc:tokens:${sid}`)

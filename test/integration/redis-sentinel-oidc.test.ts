@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
-import { apiGet, expectRenewedOnce, holdNextTokenResponse, ready, startRenewalLoad } from '../support/oidc-failover'
+import { useOidcStack } from '../support/oidc'
+import { apiGet, expectRenewedOnce, holdNextTokenResponse, ready, signedInOnBoth, startRenewalLoad } from '../support/oidc-failover'
 import { redisCli, startSentinelTopology, until, type SentinelTopology } from '../support/redis-ha'
 
 /**
@@ -23,19 +23,7 @@ const USERS = ['admin', 'sale', 'viewer']
 describe('Redis Sentinel: OpenID renewals while the primary is killed', () => {
   it('renews each session once across the failover on both instances: no refresh token used twice, no session lost, failures only in its window', async () => {
     const [a, b] = stack.gateways.map(gateway => gateway.url) as [string, string]
-    const agents: CookieAgent[] = []
-    for (const username of USERS) {
-      const agent = cookieAgent()
-      const { url } = await logInWithProvider(agent, a, stack.provider.url, { username, password: `${username}123` })
-      expect(url.href).toBe(`${a}/`)
-      agents.push(agent)
-    }
-    // Every session's token, as each instance holds it: the same on both.
-    const tokens = agents.map(() => new Set<string>())
-    for (const [n, agent] of agents.entries()) {
-      for (const gateway of [a, b]) tokens[n]!.add((await apiGet(agent, gateway)).bearer!)
-    }
-    expect(tokens.map(seen => seen.size)).toEqual([1, 1, 1])
+    const { agents, tokens } = await signedInOnBoth(stack, USERS)
     await until(() => redisCli(topology.primaryPort()!, 'WAIT', '1', '1000') === '1', 'the primary\'s writes on its replica', 15_000)
     const before = { ...stack.provider.counters }
 

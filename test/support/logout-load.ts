@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import type { RunningGateway } from './gateway'
 import { postLogin, sessionCookieOf } from './login'
 import { rawRequest } from './raw-http'
@@ -63,4 +64,11 @@ export function startLogoutLoad(first: RunningGateway, second: RunningGateway): 
 export async function sessionsLeft(cookies: readonly string[], gateways: readonly RunningGateway[]): Promise<number> {
   const users = await Promise.all(cookies.flatMap(cookie => gateways.map(gateway => sessionUser(gateway, cookie))))
   return users.filter(id => id !== null).length
+}
+
+/** Every logout of `cookies` holds on every one of the gateways within 2 s from now (a failover test's verdict). */
+export async function expectLoggedOutEverywhereWithin2s(cookies: readonly string[], gateways: readonly RunningGateway[]): Promise<void> {
+  const started = Date.now()
+  await expect.poll(() => sessionsLeft(cookies, gateways), { timeout: 2_000, interval: 100 }).toBe(0)
+  expect(Date.now() - started).toBeLessThanOrEqual(2_000)
 }

@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import type { DevOidcProvider, CookieAgent, OidcStack } from './oidc'
+import { cookieAgent, logInWithProvider, type CookieAgent, type DevOidcProvider, type OidcStack } from './oidc'
 
 /**
  * OpenID renewals across a Redis failover on two gateway instances (test/integration/redis-sentinel-oidc.test.ts,
@@ -28,6 +28,27 @@ export async function apiGet(agent: CookieAgent, gateway: string): Promise<Answe
   const answer = await agent.go(`${gateway}/api/who`)
   const body = await answer.json() as { headers?: { authorization?: string }, statusMessage?: string }
   return { at, status: answer.status, bearer: body.headers?.authorization, message: body.statusMessage }
+}
+
+/**
+ * Logs each user in on the first instance (the provider's `<user>123` passwords), then reads each session's token on
+ * both: the same on both. The agents, and each session's tokens seen so far.
+ */
+export async function signedInOnBoth(stack: OidcStack, users: readonly string[]): Promise<{ agents: CookieAgent[], tokens: Set<string>[] }> {
+  const [a, b] = stack.gateways.map(gateway => gateway.url) as [string, string]
+  const agents: CookieAgent[] = []
+  for (const username of users) {
+    const agent = cookieAgent()
+    const { url } = await logInWithProvider(agent, a, stack.provider.url, { username, password: `${username}123` })
+    expect(url.href).toBe(`${a}/`)
+    agents.push(agent)
+  }
+  const tokens = agents.map(() => new Set<string>())
+  for (const [n, agent] of agents.entries()) {
+    for (const gateway of [a, b]) tokens[n]!.add((await apiGet(agent, gateway)).bearer!)
+  }
+  expect(tokens.map(seen => seen.size)).toEqual(users.map(() => 1))
+  return { agents, tokens }
 }
 
 export const ready = async (gateway: string) => (await fetch(`${gateway}/readyz`).catch(() => undefined))?.status === 200
