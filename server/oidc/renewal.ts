@@ -144,8 +144,16 @@ async function waitForOther(sid: string, generation: number, deadline: number): 
       return latest
     }
     // Let go without a new record (a failover's write-back that had nothing to write, a lock taken in a failover and
-    // released after it): the lock is ours to take rather than waited for until the deadline.
-    if (!(await store.locked(sid).catch(() => true))) return latest
+    // released after it): the lock is ours to take rather than waited for until the deadline. On a Cluster the lock is
+    // a key of another slot: its primary not answering is the store failing too, not the provider.
+    let locked = true
+    try {
+      locked = await store.locked(sid)
+    }
+    catch {
+      storeFailed = true
+    }
+    if (!locked) return latest
   }
   return storeFailed ? STORE_FAILED : undefined
 }

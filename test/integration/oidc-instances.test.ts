@@ -3,6 +3,7 @@ import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../support/gateway'
 import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
+import { openSessionCookie } from '../support/sealed'
 import { readByPeer } from '../support/tcp'
 
 // Two gateway instances sharing a Redis, the development provider with 4-second access tokens and rotating refresh
@@ -231,6 +232,33 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     expect((await postLogoutToken(a(), token)).status).toBe(200)
     expect(await sessionAt(agent, a())).toBeNull()
     await expect.poll(() => sessionAt(agent, b()), { timeout: 5_000 }).toBeNull()
+  })
+
+  it('another instance\'s refresh lock that Redis will not show (EXISTS refused) is the store failing: 503 at the wait\'s end, not 502', async () => {
+    const agent = await signedIn('viewer')
+    await bearerAt(agent, a())
+    const lock = `svc:oidc:lock:${openSessionCookie(agent.jar.get('svc_session')!, 'session-oidc').sid}`
+    const redis = new Redis(stack.redis!.url)
+    // Another holder's refresh lock (server/oidc/token-store.ts KEY.lock), which the wait cannot see let go: as a
+    // Cluster's lock slot without a primary while the record's answers, or an ACL without +exists.
+    await redis.set(lock, 'another-instance', 'PX', 60_000)
+    await redis.acl('SETUSER', 'default', '-exists')
+    let answer: Response
+    const sent = echoed()
+    try {
+      await sleep(4_500) // past the token's expiry
+      answer = await agent.go(`${a()}/api/who`) // waits for the lock's holder as long as a refresh may hold it (15 s)
+    }
+    finally {
+      await redis.acl('SETUSER', 'default', '+exists')
+      await redis.del(lock)
+      redis.disconnect()
+    }
+    expect(answer.status).toBe(503)
+    expect(await answer.json()).toMatchObject({ statusCode: 503, statusMessage: STORE_DOWN })
+    expect(echoed()).toBe(sent)
+    // Let go: the session renews.
+    expect(await bearerAt(agent, a())).toMatch(/^Bearer /)
   })
 
   it('Redis down at a renewal: the current token serves while it lives, the user is not logged out; an expired one is never sent on (503)', async () => {
