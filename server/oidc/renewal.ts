@@ -77,9 +77,11 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
     if (!release) {
       const latest = await waitForOther(session.sid, known.generation, deadline)
       if (latest === null) return undefined // the other instance ended the session
-      // Nothing before the deadline: the store failing meanwhile (a failover) is what kept it, else the provider.
-      if (latest === STORE_FAILED) return aliveOr(current, storeDown())
-      if (!latest) return aliveOr(current, new GatewayError(502, MESSAGES.iamUnreachable))
+      if (latest === STORE_FAILED || !latest) {
+        // Nothing before the deadline: the store failing meanwhile (a failover) is what kept it, else the provider.
+        useLogger().warn({ userId: session.user.id, storeFailed: latest === STORE_FAILED }, 'chờ instance khác làm mới token OIDC quá hạn: khoá làm mới của phiên vẫn bị giữ.')
+        return aliveOr(current, latest ? storeDown() : new GatewayError(502, MESSAGES.iamUnreachable))
+      }
       const token = tokenFor(latest, key)
       if (token && fresh(token)) return token.accessToken
       continue // it renewed another token of the session: the lock again, for ours

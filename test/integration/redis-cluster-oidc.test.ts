@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { printWarningsOnFailure } from '../support/gateway'
 import { useOidcStack } from '../support/oidc'
 import { apiGet, expectRenewedOnce, holdNextTokenResponse, ready, signedInOnBoth, startRenewalLoad } from '../support/oidc-failover'
 import { keySlot, redisCli, startRedisCluster, until, type RedisCluster } from '../support/redis-ha'
@@ -29,6 +30,7 @@ const ownerOf = (slot: number) => cluster.primaries().find(p => p.slots.split(' 
 
 describe('Redis Cluster: OpenID renewals while a primary is killed and a slot moved', () => {
   it('renews each session once across the failover and the move on both instances: no refresh token used twice, no session lost, failures only in the window', async () => {
+    printWarningsOnFailure(() => stack.gateways)
     const [a, b] = stack.gateways.map(gateway => gateway.url) as [string, string]
     const { agents, tokens } = await signedInOnBoth(stack, USERS)
     // The held session's record (server/oidc/token-store.ts KEY.record) and refresh lock (KEY.lock): their slots.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { limitKey } from '../../server/core/limits/rate-limit'
-import type { RunningGateway } from '../support/gateway'
+import { printWarningsOnFailure, type RunningGateway } from '../support/gateway'
 import { loginCookie, postLogin } from '../support/login'
 import { expectLoggedOutEverywhereWithin2s, startLogoutLoad } from '../support/logout-load'
 import { rawRequest } from '../support/raw-http'
@@ -31,6 +31,7 @@ const ready = async (gateway: RunningGateway) => JSON.parse((await rawRequest(`$
 
 describe('Redis Cluster: a primary killed and a slot moved under load', () => {
   it('keeps every logout on both instances and the limits in one slot, with no request failed', async () => {
+    printWarningsOnFailure(() => gateways)
     const [first, second] = gateways as [RunningGateway, RunningGateway]
     expect(keySlot(limitKey('u', '127.0.0.1', 'viewer'))).toBe(LIMITS_SLOT)
     const before = [await loginCookie(first, 'sale', 'sale123'), await loginCookie(second, 'admin', 'admin123')]

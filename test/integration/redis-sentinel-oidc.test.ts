@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { printWarningsOnFailure } from '../support/gateway'
 import { useOidcStack } from '../support/oidc'
 import { apiGet, expectRenewedOnce, holdNextTokenResponse, ready, signedInOnBoth, startRenewalLoad } from '../support/oidc-failover'
 import { redisCli, startSentinelTopology, until, type SentinelTopology } from '../support/redis-ha'
@@ -22,6 +23,7 @@ const USERS = ['admin', 'sale', 'viewer']
 
 describe('Redis Sentinel: OpenID renewals while the primary is killed', () => {
   it('renews each session once across the failover on both instances: no refresh token used twice, no session lost, failures only in its window', async () => {
+    printWarningsOnFailure(() => stack.gateways)
     const [a, b] = stack.gateways.map(gateway => gateway.url) as [string, string]
     const { agents, tokens } = await signedInOnBoth(stack, USERS)
     await until(() => redisCli(topology.primaryPort()!, 'WAIT', '1', '1000') === '1', 'the primary\'s writes on its replica', 15_000)

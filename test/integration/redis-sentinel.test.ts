@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningGateway } from '../support/gateway'
+import { printWarningsOnFailure, type RunningGateway } from '../support/gateway'
 import { loginCookie, postLogin } from '../support/login'
 import { expectLoggedOutEverywhereWithin2s, sessionUser, startLogoutLoad } from '../support/logout-load'
 import { rawRequest } from '../support/raw-http'
@@ -30,6 +30,7 @@ const replicated = () => until(() => redisCli(topology.primaryPort()!, 'WAIT', '
 
 describe('Redis Sentinel: the primary killed under load', () => {
   it('keeps every logout made before and during the failover on both instances, counts limits across it, and says it in /readyz', async () => {
+    printWarningsOnFailure(() => gateways)
     const [first, second] = gateways as [RunningGateway, RunningGateway]
     // Before: two sessions logged out, one on each instance; three wrong passwords for 'viewer'.
     const before = [await loginCookie(first, 'sale', 'sale123'), await loginCookie(second, 'admin', 'admin123')]
@@ -73,6 +74,7 @@ describe('Redis Sentinel: the primary killed under load', () => {
   })
 
   it('writes again, on the new primary, a revocation the old one acknowledged but never passed to its replica', async () => {
+    printWarningsOnFailure(() => gateways)
     const [first, second] = gateways as [RunningGateway, RunningGateway]
     await topology.revive()
     const oldPrimary = topology.primaryPort()!

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { onTestFailed } from 'vitest'
 
 export const SERVER_ENTRY = fileURLToPath(new URL('../../playground/.output/server/index.mjs', import.meta.url))
 export const TEST_SECRET = 'integration-test-secret-0123456789abcdef'
@@ -141,6 +142,19 @@ export function logEntries(stdout: string): Record<string, unknown>[] {
     const entry = parseLogLine(line)
     if (!entry) throw new Error(`not a JSON log line: ${line.slice(0, 300)}`)
     return entry
+  })
+}
+
+/**
+ * Prints the instances' warnings and errors (time, level, message and fields) when the test running it fails: what a
+ * failover test's verdict alone cannot say, in the output CI keeps.
+ */
+export function printWarningsOnFailure(gateways: () => RunningGateway[]): void {
+  onTestFailed(() => {
+    for (const gateway of gateways()) {
+      const entries = gateway.stdout().split('\n').map(parseLogLine).filter(entry => entry && ['warn', 'error', 'fatal'].includes(String(entry.level)))
+      console.log(`${gateway.url}: ${entries.length} warnings and errors\n${entries.map(entry => JSON.stringify(entry)).join('\n')}`)
+    }
   })
 }
 
