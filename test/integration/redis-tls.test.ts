@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningGateway } from '../support/gateway'
 import { loginCookie, postLogin } from '../support/login'
 import { rawRequest } from '../support/raw-http'
-import { startTlsRedis, until, type TlsRedis } from '../support/redis-ha'
+import { documentedAclRule, startTlsRedis, until, type TlsRedis } from '../support/redis-ha'
 import { useStack } from '../support/stack'
 
 /**
@@ -13,14 +12,11 @@ import { useStack } from '../support/stack'
  */
 const stack = useStack()
 const PASSWORD = 'acl-user-Pw-7c1e9d'
-/** The ACL line of docs/operations.md, its rights after the user's name and password. */
-const ACL_RULE = /^user gateway on >PASSWORD (.+)$/m.exec(readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8'))?.[1]
 let redis: TlsRedis
 let gateways: RunningGateway[]
 
 beforeAll(async () => {
-  expect(ACL_RULE).toBeDefined()
-  redis = await startTlsRedis(ACL_RULE!, PASSWORD)
+  redis = await startTlsRedis(documentedAclRule(), PASSWORD)
   const env = { APP_REDIS_URL: redis.url, APP_REDIS_TLS_CA: redis.caFile, APP_RATE_LIMIT_PER_USER: '2' }
   gateways = await Promise.all([stack.gatewayWith(env), stack.gatewayWith(env)])
   for (const gateway of gateways) await until(async () => (await rawRequest(`${gateway.url}/readyz`)).status === 200, `${gateway.url} ready`, 15_000)

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from './gateway'
@@ -241,6 +241,13 @@ export interface TlsRedis {
   /** An admin's redis-cli arguments for this server (TLS, the default user's password). */
   cli: (...args: string[]) => string
   stop: () => Promise<void>
+}
+
+/** The rights of docs/operations.md's ACL line for the gateway's Redis user (what follows `user gateway on >PASSWORD`). */
+export function documentedAclRule(): string {
+  const rule = /^user gateway on >PASSWORD (.+)$/m.exec(readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8'))?.[1]
+  if (!rule) throw new Error('docs/operations.md has no line `user gateway on >PASSWORD ...`')
+  return rule
 }
 
 /**
