@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { freePort } from './gateway'
 
 /**
@@ -32,6 +33,22 @@ export function redisCli(port: number, ...args: string[]): string {
 function tryCli(port: number, ...args: string[]): string | undefined {
   try {
     return redisCli(port, ...args)
+  }
+  catch {
+    return undefined
+  }
+}
+
+const execFileAsync = promisify(execFile)
+
+/**
+ * `redis-cli` that leaves this process free meanwhile (undefined when it fails): for the polls that run while a failover
+ * is under way, when the development provider and the echo backend of this same process must go on answering the
+ * gateways (a poll of six blocking calls every 100 ms held their answers back by seconds on a loaded machine).
+ */
+async function cliWithoutBlocking(port: number, ...args: string[]): Promise<string | undefined> {
+  try {
+    return (await execFileAsync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 60_000 })).stdout.trim()
   }
   catch {
     return undefined
@@ -123,7 +140,11 @@ export async function startSentinelTopology(name = 'mymaster'): Promise<Sentinel
     async failover() {
       const from = primaryPort()!
       await nodes.find(node => node.port === from)!.kill()
-      await until(() => primaryPort() !== from && tryCli(primaryPort()!, 'ROLE')?.startsWith('master') === true, 'the sentinels promote the replica')
+      await until(async () => {
+        const answers = await Promise.all(sentinels.filter(s => s.alive()).map(s => cliWithoutBlocking(s.port, 'SENTINEL', 'get-master-addr-by-name', name)))
+        const named = answers.map(answer => Number(answer?.split('\n')[1])).find(port => port > 0)
+        return named !== undefined && named !== from && (await cliWithoutBlocking(named, 'ROLE'))?.startsWith('master') === true
+      }, 'the sentinels promote the replica')
       return { from, to: primaryPort()! }
     },
     async revive() {
@@ -156,9 +177,15 @@ export interface RedisCluster {
 }
 
 /** The cluster's view from a live node: `CLUSTER NODES` lines. */
-function clusterNodes(nodes: RedisProcess[]): { id: string, port: number, master: boolean, failed: boolean, slots: string }[] {
-  const node = nodes.find(n => n.alive())!
-  return (tryCli(node.port, 'CLUSTER', 'NODES') ?? '').split('\n').filter(Boolean).map((line) => {
+function clusterNodes(nodes: RedisProcess[]): ClusterNode[] {
+  return parseClusterNodes(tryCli(nodes.find(n => n.alive())!.port, 'CLUSTER', 'NODES'))
+}
+
+interface ClusterNode { id: string, port: number, master: boolean, failed: boolean, slots: string }
+
+/** `CLUSTER NODES` lines read. */
+function parseClusterNodes(text: string | undefined): ClusterNode[] {
+  return (text ?? '').split('\n').filter(Boolean).map((line) => {
     const [id, address, flags, , , , , , ...slots] = line.split(' ')
     return { id: id!, port: Number(/:(\d+)@/.exec(address!)?.[1]), master: flags!.includes('master'), failed: flags!.includes('fail'), slots: slots.join(' ') }
   })
@@ -176,13 +203,16 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     'cluster-enabled yes', 'cluster-config-file nodes.conf', 'cluster-node-timeout 1000', 'cluster-replica-validity-factor 0',
   ])))
   redisCli(nodes[0]!.port, '--cluster', 'create', ...nodes.map(n => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes')
-  const ok = () => nodes.filter(n => n.alive()).every(n => /cluster_state:ok/.test(tryCli(n.port, 'CLUSTER', 'INFO') ?? ''))
-  await until(ok, 'the cluster is ok on every node')
+  // Polled during a failover or a move too: without blocking (cliWithoutBlocking), as ownerNow below.
+  const clusterOk = async () => (await Promise.all(nodes.filter(n => n.alive()).map(n => cliWithoutBlocking(n.port, 'CLUSTER', 'INFO')))).every(info => /cluster_state:ok/.test(info ?? ''))
+  await until(clusterOk, 'the cluster is ok on every node')
   // cluster_state:ok comes before the replicas' first sync: a failover before it would lose what the test wrote.
   const inSync = () => nodes.filter(n => /master_link_status:up/.test(tryCli(n.port, 'INFO', 'replication') ?? '')).length === 3
   await until(inSync, 'every replica in sync with its primary')
   const primaries = () => clusterNodes(nodes).filter(n => n.master && !n.failed && n.slots)
   const owner = (slot: number) => primaries().find(p => slotServedBy(p.slots, slot))
+  const ownerNow = async (slot: number) => parseClusterNodes(await cliWithoutBlocking(nodes.find(n => n.alive())!.port, 'CLUSTER', 'NODES'))
+    .find(n => n.master && !n.failed && slotServedBy(n.slots, slot))
   return {
     env: { APP_REDIS_CLUSTER_NODES: nodes.map(n => `127.0.0.1:${n.port}`).join(',') },
     nodes,
@@ -192,9 +222,9 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       await nodes.find(n => n.port === from)!.kill()
       // One view of the cluster a check (two calls may read two nodes' views, not yet the same during the failover).
       let to: number | undefined
-      await until(() => {
-        to = owner(slot)?.port
-        return ok() && to !== undefined && to !== from
+      await until(async () => {
+        to = (await ownerNow(slot))?.port
+        return await clusterOk() && to !== undefined && to !== from
       }, `slot ${slot} served by a promoted replica`)
       return { from, to: to! }
     },
@@ -209,7 +239,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
         redisCli(source.port, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', ...keys)
       }
       for (const node of primaries()) redisCli(node.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', target.id)
-      await until(() => ok() && owner(slot)?.port === target.port, `slot ${slot} moved`)
+      await until(async () => await clusterOk() && (await ownerNow(slot))?.port === target.port, `slot ${slot} moved`)
       return { from: source.port, to: target.port }
     },
     async stop() {
