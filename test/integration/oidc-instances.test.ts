@@ -257,6 +257,7 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     expect(answer.status).toBe(503)
     expect(await answer.json()).toMatchObject({ statusCode: 503, statusMessage: STORE_DOWN })
     expect(echoed()).toBe(sent)
+    await expect.poll(() => stack.gateways[0]!.stdout(), { timeout: 5_000 }).toMatch(/"userId":"u-viewer","storeFailed":true,"msg":"chờ instance khác làm mới token OIDC quá hạn/)
     // Let go: the session renews.
     expect(await bearerAt(agent, a())).toMatch(/^Bearer /)
   })
