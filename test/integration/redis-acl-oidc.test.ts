@@ -7,7 +7,8 @@ import { documentedAclRule, startTlsRedis, type TlsRedis } from '../support/redi
  * OpenID sessions on two instances whose Redis (TLS, a private CA) lets them in only as the ACL user of
  * docs/operations.md: the login's token record and indexes, the sessions list, a renewal one instance makes while the
  * other waits for its refresh lock (GET, SET NX, EXISTS, the release script), a session ended from another, a
- * back-channel logout and a logout all work, and Redis refused no command (ACL LOG empty). The line is checked by what the gateway sends, not by a list.
+ * back-channel logout and a logout all work, and Redis refused no command (ACL LOG empty). The line is checked by
+ * what the gateway sends, not by a list.
  */
 const PASSWORD = 'acl-user-Pw-31f0a2'
 let redis: TlsRedis
