@@ -1,5 +1,6 @@
 import { expect } from 'vitest'
 import { cookieAgent, logInWithProvider, type CookieAgent, type DevOidcProvider, type OidcStack } from './oidc'
+import { until } from './redis-ha'
 
 /**
  * OpenID renewals across a Redis failover on two gateway instances (test/integration/redis-sentinel-oidc.test.ts,
@@ -69,6 +70,29 @@ export function holdNextTokenResponse(provider: DevOidcProvider): { atProvider: 
     return body
   })
   return { atProvider, release }
+}
+
+/**
+ * The case both tests are about: the first session's renewal on the first instance held at the provider (its refresh
+ * token rotated) while `kill` kills `primary`, the one its new record would go to; then the renewal answers (200, a
+ * new token, added to the session's tokens) and the instance says Redis did not take the record. When the primary was
+ * killed, and the failover `kill` started.
+ */
+export async function renewalHeldAcrossKill<T>(stack: OidcStack, agents: CookieAgent[], tokens: Set<string>[], primary: { alive: () => boolean }, kill: () => Promise<T>): Promise<{ killedAt: number, failover: Promise<T> }> {
+  const hold = holdNextTokenResponse(stack.provider)
+  await sleep(3_300) // every session's 4-s token is due for renewal
+  const held = apiGet(agents[0]!, stack.gateways[0]!.url)
+  await hold.atProvider
+  const killedAt = Date.now()
+  const failover = kill()
+  await until(() => !primary.alive(), 'the primary killed', 5_000)
+  hold.release()
+  const renewedDuring = await held
+  expect(renewedDuring).toMatchObject({ status: 200, bearer: expect.stringMatching(/^Bearer /) })
+  tokens[0]!.add(renewedDuring.bearer!)
+  // Redis did not take the renewed record (the provider has rotated the refresh token meanwhile).
+  await expect.poll(() => stack.gateways[0]!.stdout(), { timeout: 5_000 }).toMatch(/không lưu được token OIDC mới vào Redis/)
+  return { killedAt, failover }
 }
 
 export interface RenewalLoad {

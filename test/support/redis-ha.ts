@@ -169,6 +169,8 @@ export interface RedisCluster {
   nodes: RedisProcess[]
   /** The node ids and ports of the primaries now, with their slot ranges. */
   primaries: () => { id: string, port: number, slots: string }[]
+  /** The primary serving `slot` now, if one does. */
+  owner: (slot: number) => { id: string, port: number, slots: string } | undefined
   /** Kills the primary that serves `slot` (SIGKILL) and resolves once its replica serves the slot and the cluster is ok. */
   failSlotPrimary: (slot: number) => Promise<{ from: number, to: number }>
   /** Moves `slot` (with its keys) to another primary: CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE. */
@@ -217,6 +219,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     env: { APP_REDIS_CLUSTER_NODES: nodes.map(n => `127.0.0.1:${n.port}`).join(',') },
     nodes,
     primaries,
+    owner,
     async failSlotPrimary(slot) {
       const from = owner(slot)!.port
       await nodes.find(n => n.port === from)!.kill()
