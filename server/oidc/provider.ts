@@ -1,7 +1,7 @@
 /**
  * oidc/: OpenID Connect as a kind of IAM (APP_AUTH_KIND=oidc). The provider's discovery and keys (this file), the
  * login trip (login.ts, with the gateway's own addresses in origin.ts), the tokens kept beside the session and their
- * renewal, a route audience's too (token-store.ts, token-cache.ts, renewal.ts, tokens.ts), logout at the provider
+ * renewal, a route audience's too (token-cache.ts, token-store.ts, redis-token-store.ts, renewal.ts, tokens.ts), logout at the provider
  * (logout.ts), back-channel logout (backchannel.ts) and the client's authentication at the provider (client-auth.ts).
  * May import: core, ops, http, stores, session. Never iam/.
  */
@@ -12,7 +12,7 @@ import { useGatewayConfig } from '../ops/config'
 import { useLogger } from '../ops/logger'
 import { tracingStarted } from '../ops/tracing/tracing'
 import { clientAuthFor } from './client-auth'
-import { providerFetch } from './traced-fetch'
+import { providerFetch } from '../ops/tracing/provider-fetch'
 
 /**
  * The OpenID Provider as the gateway knows it: its discovery document and signing keys, read at start with retries
@@ -25,7 +25,7 @@ let refreshing: client.Configuration | undefined
 let method: TokenAuthMethod | undefined
 let discovering: Promise<void> | undefined
 let stopped = false
-/** With tracing on, every call to the provider is a span (traced-fetch.ts); undefined: openid-client's own fetch. */
+/** With tracing on, every call to the provider is a span (ops/tracing/provider-fetch.ts); undefined: openid-client's own fetch. */
 let tracedFetch: client.CustomFetch | undefined
 /** The endpoints of the latest discovery document (the spans' names). */
 let knownEndpoints: client.ServerMetadata | undefined

@@ -79,7 +79,8 @@ export async function renewToken(session: SessionPayload, audience?: RouteAudien
       if (latest === null) return undefined // the other instance ended the session
       if (latest === STORE_FAILED || !latest) {
         // Nothing before the deadline: the store failing meanwhile (a failover) is what kept it, else the provider.
-        useLogger().warn({ userId: session.user.id, storeFailed: latest === STORE_FAILED }, 'chờ instance khác làm mới token OIDC quá hạn (khoá làm mới của phiên vẫn bị giữ, hoặc Redis không trả lời).')
+        const lockHolder = await store.lockHolder(session.sid).catch(() => 'unknown (Redis did not answer)')
+        useLogger().warn({ userId: session.user.id, storeFailed: latest === STORE_FAILED, lockHolder }, 'chờ instance khác làm mới token OIDC quá hạn (khoá làm mới của phiên vẫn bị giữ, hoặc Redis không trả lời).')
         return aliveOr(current, latest === STORE_FAILED ? storeDown() : new GatewayError(502, MESSAGES.iamUnreachable))
       }
       const token = tokenFor(latest, key)

@@ -3,7 +3,8 @@ import type { SessionPayload } from '../core/session/seal'
 
 /**
  * The token records this process has read or written, by session id: the steady state's lookup (a map probe, no Redis,
- * no provider call), for the main token and the tokens of routes' audiences alike.
+ * no provider call), for the main token and the tokens of routes' audiences alike. Also what a record is, and what a
+ * store of records offers (token-store.ts in memory, redis-token-store.ts in Redis).
  */
 
 /** An access token of a session: the main one's fields, or one kept for a route's audience. */
@@ -96,4 +97,35 @@ export function expiryOf(tokens: { expires_in?: number }, now: number, sessionEn
  */
 export function oidcSessionUser(session: SessionPayload): AuthUser {
   return cache.get(session.sid)?.user ?? session.user
+}
+
+/** Where the records live, beside the sessions (token-store.ts: which one this process uses). */
+export interface TokenStore {
+  get: (sid: string) => Promise<TokenRecord | undefined>
+  /**
+   * Keeps the record until `until` (ms since the epoch; the session's end) and indexes it. `renewed`: a renewal's
+   * result (the provider may have rotated the refresh token already): when Redis does not take it, it is still written
+   * once Redis answers again, and so is the refresh lock's release.
+   */
+  put: (record: TokenRecord, until: number, renewed?: boolean) => Promise<void>
+  delete: (record: Pick<TokenRecord, 'sid' | 'sub' | 'providerSid'>) => Promise<void>
+  /** Our session ids of a provider subject, or of one provider session. */
+  sessionsOf: (by: { sub: string } | { providerSid: string }) => Promise<string[]>
+  /** The refresh lock of a session: a release function, or undefined while another holder has it. */
+  lock: (sid: string, ms: number) => Promise<(() => Promise<void>) | undefined>
+  /** Whether someone holds the refresh lock of a session now. */
+  locked: (sid: string) => Promise<boolean>
+  /** Who holds the refresh lock of a session now (what a wait that came to its deadline logs). */
+  lockHolder: (sid: string) => Promise<'none' | 'this instance' | 'another instance'>
+  /** Whether a back-channel logout token's `jti` is new (remembered until `until`). */
+  firstUse: (jti: string, until: number) => Promise<boolean>
+  /** Forgets a `jti` whose logout could not be carried out (the provider may send it again). */
+  forgetUse: (jti: string) => Promise<void>
+}
+
+/** A value read out of a store is a record when it has a record's fields. */
+export function isRecord(value: unknown): value is TokenRecord {
+  const record = value as Partial<TokenRecord> | null
+  return !!record && typeof record === 'object' && typeof record.sid === 'string' && typeof record.accessToken === 'string'
+    && typeof record.expiresAt === 'number' && typeof record.generation === 'number' && typeof record.sub === 'string'
 }

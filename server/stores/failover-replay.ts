@@ -1,5 +1,3 @@
-import type { RedisClient } from './redis'
-
 /**
  * Writes that must outlive a failover. Redis replicates asynchronously: a write the old primary acknowledged may be
  * missing on the replica promoted in its place, and a write made while no primary answers fails. A replay keeps each
@@ -27,6 +25,13 @@ export interface FailoverReplay<T> {
   forget: (key: string) => void
 }
 
+/** What a replay watches of a connection (redis.ts's RedisClient: a server, a Sentinel's primary or a Cluster). */
+interface Connection {
+  status: string
+  isCluster?: boolean
+  on: (event: 'close' | 'ready' | '+node' | '-node', listener: () => void) => unknown
+}
+
 interface Entry<T> {
   value: T
   at: number
@@ -34,7 +39,7 @@ interface Entry<T> {
 }
 
 /** A replay on a connection; `redo` writes a kept value again (throws when Redis did not take it: kept for later). */
-export function failoverReplay<T>(redis: RedisClient, redo: (key: string, value: T) => Promise<void>): FailoverReplay<T> {
+export function failoverReplay<T>(redis: Connection, redo: (key: string, value: T) => Promise<void>): FailoverReplay<T> {
   const entries = new Map<string, Entry<T>>()
   let retryTimer: NodeJS.Timeout | undefined
   let wentDown = false

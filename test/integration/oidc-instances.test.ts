@@ -239,7 +239,7 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     await bearerAt(agent, a())
     const lock = `svc:oidc:lock:${openSessionCookie(agent.jar.get('svc_session')!, 'session-oidc').sid}`
     const redis = new Redis(stack.redis!.url)
-    // Another holder's refresh lock (server/oidc/token-store.ts KEY.lock), which the wait cannot see let go: as a
+    // Another holder's refresh lock (server/oidc/redis-token-store.ts KEY.lock), which the wait cannot see let go: as a
     // Cluster's lock slot without a primary while the record's answers, or an ACL without +exists.
     await redis.set(lock, 'another-instance', 'PX', 60_000)
     await redis.acl('SETUSER', 'default', '-exists')
@@ -257,7 +257,7 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     expect(answer.status).toBe(503)
     expect(await answer.json()).toMatchObject({ statusCode: 503, statusMessage: STORE_DOWN })
     expect(echoed()).toBe(sent)
-    await expect.poll(() => stack.gateways[0]!.stdout(), { timeout: 5_000 }).toMatch(/"userId":"u-viewer","storeFailed":true,"msg":"chờ instance khác làm mới token OIDC quá hạn/)
+    await expect.poll(() => stack.gateways[0]!.stdout(), { timeout: 5_000 }).toMatch(/"userId":"u-viewer","storeFailed":true,"lockHolder":"another instance","msg":"chờ instance khác làm mới token OIDC quá hạn/)
     // Let go: the session renews.
     expect(await bearerAt(agent, a())).toMatch(/^Bearer /)
   })

@@ -28,7 +28,7 @@ describe('Redis Cluster: OpenID renewals while a primary is killed and a slot mo
     printWarningsOnFailure(() => stack.gateways)
     const [a, b] = stack.gateways.map(gateway => gateway.url) as [string, string]
     const { agents, tokens } = await signedInOnBoth(stack, USERS)
-    // The held session's record (server/oidc/token-store.ts KEY.record) and refresh lock (KEY.lock): their slots.
+    // The held session's record (server/oidc/redis-token-store.ts KEY.record) and refresh lock (KEY.lock): their slots.
     const sid = openSessionCookie(agents[0]!.jar.get('svc_session')!, 'session-oidc').sid
     const recordSlot = keySlot(`svc:oidc:tokens:${sid}`)
     const lockSlot = keySlot(`svc:oidc:lock:${sid}`)

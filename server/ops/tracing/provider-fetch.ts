@@ -1,7 +1,7 @@
 import type * as client from 'openid-client'
-import { providerOperation, withoutQuery, type ProviderEndpoints } from '../core/ops/tracing'
-import { injectTraceHeaders, traced } from '../ops/tracing/spans'
-import { useTracing } from '../ops/tracing/holder'
+import { providerOperation, withoutQuery, type ProviderEndpoints } from '../../core/ops/tracing'
+import { injectTraceHeaders, traced } from './spans'
+import { useTracing } from './holder'
 
 /** The grant type of a token request's form body (the only thing of a body a span's name reads). */
 function grantTypeOf(body: client.CustomFetchOptions['body']): string | null {
