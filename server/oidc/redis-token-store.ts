@@ -36,6 +36,8 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
   /** The refresh locks this process could not release (Redis down), or may hold unknowingly: their holder values, by session id. */
   const unreleased = new Map<string, string[]>()
   const held = (sid: string, holder: string) => unreleased.set(sid, [...new Set([...unreleased.get(sid) ?? [], holder])])
+  /** Lock requests that got no answer, by holder: until when they could still take the lock (their PX). */
+  const mayLand = new Map<string, number>()
   const read = async (sid: string) => {
     const value = await withinBudget(() => redis.get(KEY.record(sid)), 'GET')
     const record = value ? unsealValue(value, sealKeys) : null
@@ -56,7 +58,8 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
   /**
    * Takes a session's lock (SET NX): whether it is ours. Unanswered is not refused: Redis may have taken it (an answer
    * late past our budget), or take it yet (a Cluster retries a command through its failover), and a lock nobody
-   * releases keeps every instance waiting for this session: released once Redis answers, and again if it answers OK.
+   * releases keeps every instance waiting for this session: released once Redis answers, again if it answers OK, and
+   * each second while it could still land (writeBack).
    * Refused is not always someone else's: a Cluster sends a command again when its connection closed before the
    * answer (ioredis, through a failover or a node's restart), and when the first one was taken, the second finds our
    * own lock. So a refusal reads the lock: ours when it holds this attempt's value.
@@ -68,6 +71,7 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
       return await withinBudget(() => redis.get(KEY.lock(sid)), 'GET') === holder
     }
     catch (error) {
+      mayLand.set(holder, Date.now() + ms)
       releaseLater(sid, holder, ms)
       setting.then(answer => answer === 'OK' && releaseLater(sid, holder, ms), () => undefined)
       throw error
@@ -78,6 +82,7 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
   const writeBack = async (sid: string, kept: { record?: TokenRecord, until: number }) => {
     const left = unreleased.get(sid)?.[0]
     if (kept.until <= Date.now()) {
+      unreleased.get(sid)?.forEach(holder => mayLand.delete(holder))
       unreleased.delete(sid) // the session has ended: its lock expired long ago
       return
     }
@@ -95,11 +100,17 @@ export function redisTokenStore(redis: RedisClient, sealKeys: SealKeys): TokenSt
       if (!stored || stored.generation < kept.record.generation) await write(kept.record, kept.until)
     }
     const released = unreleased.get(sid) ?? []
-    await Promise.all(released.map(holder => release(sid, holder)))
+    const answers = await Promise.all(released.map(holder => release(sid, holder)))
+    // A lock request that got no answer may take the lock later still (a command ioredis had sent, carried out after
+    // its timeout: a node slow in a failover); no one would release it, and every instance would wait it out. So it
+    // is released again each second until it could no longer hold.
+    const landing = released.filter((holder, n) => answers[n] === 0 && (mayLand.get(holder) ?? 0) > Date.now())
+    for (const holder of released) if (!landing.includes(holder)) mayLand.delete(holder)
     // A lock left meanwhile (a renewal under way now) is released by the next write-back.
-    const rest = (unreleased.get(sid) ?? []).filter(holder => !released.includes(holder))
+    const rest = [...landing, ...(unreleased.get(sid) ?? []).filter(holder => !released.includes(holder))]
     if (rest.length) unreleased.set(sid, rest)
     else unreleased.delete(sid)
+    if (landing.length) replay.failed(sid, kept)
   }
   const replay = failoverReplay<{ record?: TokenRecord, until: number }>(redis, writeBack)
   /** A lock of ours to release once Redis answers, after the session's record is written again if need be. */
