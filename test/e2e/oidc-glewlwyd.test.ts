@@ -153,7 +153,12 @@ describe('OpenID Connect against glewlwyd (Debian, C) in Chromium', () => {
     // glewlwyd's end-session page asks whether to end its session.
     await page.waitForURL(at => at.origin === provider.url && at.searchParams.get('prompt') === 'end_session')
     await page.locator('button.btn-danger', { hasText: 'Logout' }).click()
-    await page.waitForURL(at => at.href.startsWith(url('/auth/login')))
+    // glewlwyd loads a front-channel logout frame per client of the session and goes on when all have loaded, or
+    // after 15 s: room for that on a loaded machine, and where the page stood if it never comes (CI once timed out
+    // here at 30 s, never seen locally).
+    await page.waitForURL(at => at.href.startsWith(url('/auth/login')), { timeout: 45_000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\nthe page stayed at ${page.url()}: ${(await page.locator('body').innerText().catch(() => '')).slice(0, 400)}`)
+    })
     expect(returns).toEqual([expect.stringMatching(/\/auth\/logged-out\?state=[\w-]{43}$/)])
     expect((await chromium.context.cookies()).map(cookie => cookie.name)).not.toContain('__Host-svc_oidc_logout')
     expect((await (await chromium.context.request.get(url('/auth/session'))).json()).user).toBeNull()
