@@ -52,7 +52,6 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          globalSetup: ['test/support/chromium-server.ts'],
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -1,9 +1,8 @@
 import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { chromium as playwrightChromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest'
-import { chromiumOptions } from './chromium-server'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { useStack, type Stack, type StackOptions } from './stack'
 
 const SCREENSHOTS = fileURLToPath(new URL('../e2e/screenshots/', import.meta.url))
@@ -19,18 +18,23 @@ export async function saveScreenshot(page: Page, name: string, options: { fullPa
   await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, ...options })
 }
 
-/** Chromium launched for the caller alone (the browser files share one instead: useChromium). */
+/**
+ * Debian's Chromium, headless, with the flags this machine needs (and `extraArgs`, for example
+ * `--host-resolver-rules=MAP staging.test 127.0.0.1`); never a downloaded browser.
+ */
 export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
-  return playwrightChromium.launch(chromiumOptions(extraArgs))
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', ...extraArgs],
+  })
 }
 
 /** The whole demo stack for a browser test file: development IAM, sample backend, the built gateway, Chromium. */
 export interface BrowserStack extends Stack, Chromium {}
 
-/**
- * Chromium for a test file (the browser project's shared one, test/support/chromium-server.ts, connected to before its
- * tests and let go after them; elsewhere one of its own) and a fresh context for each test.
- */
+/** Chromium for a test file (started before its tests, closed after them) and a fresh context for each test. */
 export interface Chromium {
   browser: Browser
   /** A fresh browser context for each test (1280 × 800, vi-VN), closed after it. */
@@ -41,8 +45,7 @@ export interface Chromium {
 export function useChromium(): Chromium {
   const chromium = { browser: undefined as Browser | undefined, context: undefined as BrowserContext | undefined }
   beforeAll(async () => {
-    const shared = inject('chromiumEndpoint')
-    chromium.browser = shared ? await playwrightChromium.connect(shared) : await launchChromium()
+    chromium.browser = await launchChromium()
   })
   afterAll(async () => {
     await chromium.browser?.close()
