@@ -6,10 +6,8 @@ export default defineConfig({
   test: {
     // Files of every project side by side: integration and browser files wait on the processes they start more than
     // they compute, and the consumer test's build and type checks take a core of their own for a minute. Each file has
-    // its own ports, gateways and redis-server (test/support/stack.ts), so none can see another's. Six, not four: with
-    // four, npm test left about 0.7 of the two cores idle on average (waits for idle windows, token expiries, pages);
-    // on Node 24 here, two runs each: 394 and 400 s with four, 365 and 372 s with six.
-    maxWorkers: 6,
+    // its own ports, gateways and redis-server (test/support/stack.ts), so none can see another's.
+    maxWorkers: 4,
     reporters: ['default', './test/support/phase-reporter.ts'],
     projects: [
       // A test's time limit is there for a hang, not for the machine's speed: 2 cores, often shared and loaded.

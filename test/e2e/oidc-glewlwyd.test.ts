@@ -1,4 +1,4 @@
-import { importJWK, jwtVerify } from 'jose'
+import { decodeJwt, importJWK, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -95,25 +95,29 @@ async function logInThroughGlewlwyd(page: Page, from: string) {
   await waitForHydration(page)
 }
 
-/** When the page last asked for a token through the proxy: the gateway forwarded that token after this moment. */
-const askedAt = new Map<string, Date>()
+/** When the page asked for a token through the proxy and when it had the answer: the gateway forwarded it in between. */
+const askedAt = new Map<string, { asked: number, answered: number }>()
 
 /** The bearer token the echo backend received for a GET of `path` from the page (through the gateway's /api). */
 async function tokenThroughProxy(page: Page, path: string): Promise<string> {
-  const asked = new Date()
+  const asked = Date.now()
   const echoed = await page.evaluate(async target => (await fetch(target)).json() as Promise<{ headers: Record<string, string> }>, path)
   const token = echoed.headers.authorization?.replace(/^Bearer /, '') ?? ''
-  askedAt.set(token, asked)
+  askedAt.set(token, { asked, answered: Date.now() })
   return token
 }
 
 /**
- * The claims of an access token, checked against glewlwyd's signing key and issuer (throws otherwise), and its
- * expiry as of the moment the page asked for it (a 4-s token can run out between the echo and this check on a
- * loaded machine: CI failed here once on `exp` with six vitest workers; the gateway's part is that it was live then).
+ * The claims of an access token, checked against glewlwyd's signing key and issuer (throws otherwise), and live while
+ * its request was under way: issued before the answer (a renewal happens within the request), not run out before the
+ * request. Not checked against the clock of this check: a 4-s token can run out between the echo and here on a loaded
+ * machine (CI failed here once on `exp` with six vitest workers).
  */
 async function glewlwydClaims(token: string) {
-  const { payload } = await jwtVerify(token, await importJWK(provider.publicKey, 'RS256'), { issuer: provider.issuer, currentDate: askedAt.get(token) })
+  const { payload } = await jwtVerify(token, await importJWK(provider.publicKey, 'RS256'), { issuer: provider.issuer, currentDate: new Date(Number(decodeJwt(token).iat) * 1000) })
+  const when = askedAt.get(token)!
+  expect(payload.iat! * 1000).toBeLessThanOrEqual(when.answered + 1_000)
+  expect(payload.exp! * 1000).toBeGreaterThan(when.asked - 1_000)
   return payload
 }
 
