@@ -9,6 +9,9 @@ const url = (path: string) => stack.gateway.url + path
 
 const logIn = (page: Page, username: string, password: string, path = '/') => logInThroughPage(page, stack.gateway.url, username, password, path)
 
+/** What the session-expiry banner showed when it appeared. */
+interface ShownBanner { text: string, links: Array<{ name?: string, href: string | null }> }
+
 const isLoginWith = (redirect: string) => (target: URL) => target.pathname === '/auth/login' && target.searchParams.get('redirect') === redirect
 
 describe('tabs of one browser stay in step', () => {
@@ -72,15 +75,26 @@ describe('tabs of one browser stay in step', () => {
 describe('a session about to end', () => {
   it('shows the banner for a short-lived session, then sends the tab to the login page when it ends', async () => {
     const page = await stack.context.newPage()
+    // The page reports the banner's text and link itself, the moment it shows: the session lasts 2 s, and on a loaded
+    // machine the tab moved on to the login page between Playwright's separate steps (CI: between two reads, then
+    // between the wait for the banner and one read). A binding outlives the navigations.
+    let report: (shown: ShownBanner) => void = () => {}
+    const reported = new Promise<ShownBanner>((resolve) => {
+      report = resolve
+    })
+    await page.exposeFunction('reportSessionExpiry', (shown: ShownBanner) => report(shown))
+    await page.addInitScript(() => {
+      new MutationObserver((_, observer) => {
+        const banner = document.querySelector('[data-testid="session-expiry"]')
+        if (!banner) return
+        observer.disconnect()
+        const links = [...banner.querySelectorAll('a')].map(link => ({ name: link.textContent?.trim(), href: link.getAttribute('href') }))
+        void (window as unknown as { reportSessionExpiry: (shown: ShownBanner) => Promise<void> }).reportSessionExpiry({ text: banner.textContent ?? '', links })
+      }).observe(document, { childList: true, subtree: true })
+    })
     await logIn(page, 'short-lived', 'short123', '/')
-    const banner = page.getByTestId('session-expiry')
-    await banner.waitFor({ timeout: 2_000 })
-    // Its text and link read in one step inside the page: the session lasts 2 s, and on a loaded machine the tab can
-    // move on to the login page between two reads (CI with six vitest workers: the link's read then waited 30 s there).
-    const shown = await banner.evaluate(element => ({
-      text: element.textContent ?? '',
-      links: [...element.querySelectorAll('a')].map(link => ({ name: link.textContent?.trim(), href: link.getAttribute('href') })),
-    }))
+    const none = new Promise<ShownBanner>(resolve => setTimeout(resolve, 5_000, { text: 'no banner within 5 s of the login', links: [] }))
+    const shown = await Promise.race([reported, none])
     expect(shown.text).toContain('Phiên đăng nhập sẽ hết hạn')
     expect(shown.links).toEqual([{ name: 'Đăng nhập lại', href: '/auth/logout?redirect=%2Fauth%2Flogin%3Fredirect%3D%252F' }])
     await saveScreenshot(page, 'session-expiry')
