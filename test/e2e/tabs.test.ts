@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { USERS } from '../../dev/iam.mjs'
@@ -93,7 +94,7 @@ describe('a session about to end', () => {
       }).observe(document, { childList: true, subtree: true })
     })
     await logIn(page, 'short-lived', 'short123', '/')
-    const none = new Promise<ShownBanner>(resolve => setTimeout(resolve, 5_000, { text: 'no banner within 5 s of the login', links: [] }))
+    const none = sleep<ShownBanner>(5_000, { text: 'no banner within 5 s of the login', links: [] })
     const shown = await Promise.race([reported, none])
     expect(shown.text).toContain('Phiên đăng nhập sẽ hết hạn')
     expect(shown.links).toEqual([{ name: 'Đăng nhập lại', href: '/auth/logout?redirect=%2Fauth%2Flogin%3Fredirect%3D%252F' }])

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { printWarningsOnFailure } from '../support/gateway'
 import { useOidcStack } from '../support/oidc'
@@ -32,7 +33,6 @@ const stack = useOidcStack({ instances: 2, provider: { accessTokenTtl: 4 }, redi
 const lockKey = (sid: string) => `\\$\\d+\r\nsvc:oidc:lock:${sid}\r\n`
 const lockRequest = (sid: string) => new RegExp(`\\*6\r\n\\$3\r\nset\r\n${lockKey(sid)}\\$\\d+\r\n[^\r]+\r\n\\$2\r\npx\r\n\\$\\d+\r\n\\d+\r\n\\$2\r\nnx\r\n`, 'i')
 const lockPoll = (sid: string) => new RegExp(`\\*2\r\n\\$6\r\nexists\r\n${lockKey(sid)}`, 'i')
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 /** A user signed in on both instances: the session's agent, tokens seen, id, and the provider's counters then. */
 async function signedIn(user: string) {
