@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -57,7 +58,6 @@ afterAll(async () => {
 const stack = useOidcStack({ instances: 2, provider: { accessTokenTtl: 6 }, env })
 
 const gateways = () => [stack.gateways[0]!.url, stack.gateways[1]!.url] as const
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 async function signedIn(username: string): Promise<CookieAgent> {
   const agent = cookieAgent()

@@ -6,13 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { gatewayClient, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
 import { startEchoBackend } from '../support/echo-backend'
 import { freePort, logEntries, runGatewayToExit, SERVER_ENTRY, startGateway, TEST_SECRET, type RunningGateway } from '../support/gateway'
-import { cookieAgent, logInWithProvider, providerKnown, type DevOidcProvider } from '../support/oidc'
+import { cookieAgent, logInWithProvider, providerKnown, untilTokenAge, type DevOidcProvider } from '../support/oidc'
 
 // One development provider with a client per authentication method, each registered with that method alone (the
 // provider refuses any other), and one gateway at a time for each: login, a renewal (access tokens of 4 s), logout's
 // revocation. The secrets hold ':', '%' and '+': what RFC 6749 §2.3.1's form-encoding of client_secret_basic changes.
 const SECRET = 'se:cr%et+1'
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 const exportJwk = (key: KeyObject, kid: string) => ({ ...key.export({ format: 'jwk' }), kid })
 
 let provider: DevOidcProvider
@@ -91,7 +90,7 @@ describe('OpenID Connect: the client authenticates as the provider registered it
       const first = await bearer()
       expect(first).toMatch(/^Bearer \S{20,}$/)
       // Into the token's last second: the next request renews it with the refresh token, the same authentication.
-      await sleep(3_300)
+      await untilTokenAge(agent, 3_400)
       const renewed = await bearer()
       expect(renewed).toMatch(/^Bearer /)
       expect(renewed).not.toBe(first)

@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../support/gateway'
-import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
+import { cookieAgent, logInWithProvider, untilTokenAge, useOidcStack, type CookieAgent } from '../support/oidc'
 import { openSessionCookie } from '../support/sealed'
 import { readByPeer } from '../support/tcp'
 
@@ -10,7 +11,6 @@ import { readByPeer } from '../support/tcp'
 // tokens (a refresh token used twice revokes the whole grant there).
 const stack = useOidcStack({ instances: 2, provider: { accessTokenTtl: 4 } })
 const [a, b] = [() => stack.gateways[0]!.url, () => stack.gateways[1]!.url]
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 const sessionAt = async (agent: CookieAgent, gateway: string) => (await (await agent.go(`${gateway}/auth/session`)).json()).user
 const bearerAt = async (agent: CookieAgent, gateway: string) => (await (await agent.go(`${gateway}/api/who`)).json()).headers.authorization as string | undefined
@@ -67,7 +67,7 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
   it('20 parallel /api requests at the expiry, 10 on each instance, make exactly one refresh; rotation never logs out', async () => {
     const agent = await signedIn('sale')
     await Promise.all([bearerAt(agent, a()), bearerAt(agent, b())])
-    await sleep(3_300)
+    await untilTokenAge(agent, 3_400)
     const before = { refreshes: stack.provider.counters.refresh_token, reuse: stack.provider.counters.refresh_token_reuse }
     const bearers = await Promise.all(Array.from({ length: 20 }, (_, index) => bearerAt(agent, index % 2 ? b() : a())))
     expect(stack.provider.counters.refresh_token - before.refreshes).toBe(1)
@@ -156,7 +156,7 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     const [records, revocations] = [await countKeys('svc:oidc:tokens:*'), await countKeys('svc:rev:s:*')]
     stack.provider.refuseTokenRequests(400, { error: 'invalid_grant', error_description: 'grant request is invalid' })
     try {
-      await sleep(3_300) // the renewal is due (on A); the token still lives
+      await untilTokenAge(agent, 3_400, { before: 3_900 }) // the renewal is due (on A); the token still lives
       expect(await bearerAt(agent, a())).toBeUndefined()
     }
     finally {
@@ -266,7 +266,7 @@ describe('OpenID Connect on two instances (APP_REDIS_URL)', () => {
     const agent = await signedIn('sale')
     const before = await bearerAt(agent, a())
     await stack.redis!.stop()
-    await sleep(3_300) // the renewal is due; the token has about 0.7 s left
+    await untilTokenAge(agent, 3_400, { before: 3_900 }) // the renewal is due; the token has about 0.6 s left
     expect(await bearerAt(agent, a())).toBe(before)
     expect((await sessionAt(agent, a()))?.id).toBe('u-sale')
     await sleep(1_500) // the token has expired

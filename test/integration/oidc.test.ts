@@ -1,13 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { logEntries, startGateway } from '../support/gateway'
-import { cookieAgent, logInWithProvider, oidcEnv, submitForm, useOidcStack, type CookieAgent } from '../support/oidc'
+import { cookieAgent, logInWithProvider, oidcEnv, submitForm, untilTokenAge, useOidcStack, type CookieAgent } from '../support/oidc'
 import { agedTrips, openTrips } from '../support/sealed'
 
 // The development provider's access tokens live 4 s: a test that waits sees a refresh (renewed 1 s before the end).
 const stack = useOidcStack({ provider: { accessTokenTtl: 4 } })
 const gateway = () => stack.gateways[0]!.url
 const provider = () => stack.provider.url
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 /** A signed-in agent. */
 async function signedIn(username = 'admin', password = `${username}123`): Promise<CookieAgent> {
@@ -254,7 +254,7 @@ describe('OpenID Connect: tokens', () => {
   it('20 parallel /api requests at the expiry make exactly one refresh, and the user stays logged in', async () => {
     const agent = await signedIn('sale', 'sale123')
     await bearerOf(agent)
-    await sleep(3_300) // into the last second: every request below needs the renewal
+    await untilTokenAge(agent, 3_400) // into the last second: every request below needs the renewal
     const before = stack.provider.counters.refresh_token
     const bearers = await Promise.all(Array.from({ length: 20 }, () => bearerOf(agent)))
     expect(stack.provider.counters.refresh_token - before).toBe(1)
@@ -274,7 +274,7 @@ describe('OpenID Connect: tokens', () => {
     const refreshes = stack.provider.counters.refresh_token
     stack.provider.refuseTokenRequests(status, body, Infinity)
     try {
-      await sleep(3_300) // the renewal is due; the token has about 0.7 s left
+      await untilTokenAge(agent, 3_400, { before: 3_900 }) // the renewal is due; the token has about 0.6 s left
       expect(await bearerOf(agent)).toBe(first)
       expect((await sessionOf(agent))?.id).toBe('u-ops')
       await sleep(1_500) // the token has expired; the provider still refuses
@@ -472,7 +472,7 @@ describe('OpenID Connect: the provider\'s discovery', () => {
     stack.provider.rotateKeys({ keepPrevious: false })
     // A renewal right after the rotation: its ID token is signed by a key not seen yet; the session goes on.
     const reuse = stack.provider.counters.refresh_token_reuse
-    await sleep(3_300)
+    await untilTokenAge(working, 3_400)
     expect(await bearerOf(working)).toMatch(/^Bearer /)
     expect((await sessionOf(working))?.id).toBe('u-admin')
     expect(stack.provider.counters.refresh_token_reuse).toBe(reuse)

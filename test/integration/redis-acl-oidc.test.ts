@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cookieAgent, logInWithProvider, useOidcStack, type CookieAgent } from '../support/oidc'
+import { cookieAgent, logInWithProvider, untilTokenAge, useOidcStack, type CookieAgent } from '../support/oidc'
 import { apiGet, holdNextTokenResponse } from '../support/oidc-failover'
 import { documentedAclRule, startTlsRedis, type TlsRedis } from '../support/redis-ha'
 
@@ -18,7 +19,6 @@ beforeAll(async () => {
 afterAll(() => redis?.stop())
 const stack = useOidcStack({ instances: 2, provider: { accessTokenTtl: 4 }, redisEnv: () => ({ APP_REDIS_URL: redis.url, APP_REDIS_TLS_CA: redis.caFile }) })
 
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 const sessionAt = async (agent: CookieAgent, gateway: string) => (await (await agent.go(`${gateway}/auth/session`)).json()).user as { id: string } | null
 
 async function signedIn(gateway: string, username: string): Promise<CookieAgent> {
@@ -40,7 +40,7 @@ describe('OpenID Connect with the documented Redis ACL user', () => {
 
     // The renewal held at the provider on A (A holds the session's lock) while B asks: B waits on the lock, then
     // takes A's result from the store.
-    await sleep(3_300)
+    await untilTokenAge(admin, 3_400)
     const refreshes = stack.provider.counters.refresh_token
     const hold = holdNextTokenResponse(stack.provider)
     const onA = apiGet(admin, a)

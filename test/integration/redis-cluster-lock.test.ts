@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { printWarningsOnFailure } from '../support/gateway'
-import { useOidcStack } from '../support/oidc'
+import { untilTokenAge, useOidcStack } from '../support/oidc'
 import { apiGet, signedInOnBoth, STORE_DOWN } from '../support/oidc-failover'
 import { redisCli, startRedisCluster, until, type RedisCluster } from '../support/redis-ha'
 import { proxyCluster, type ClusterProxies } from '../support/redis-proxy'
@@ -50,7 +49,7 @@ describe('Redis Cluster: a refresh lock request disturbed on its way', () => {
     const lockTaken = proxies.watch(lockRequest(sid), { loseFirstAnswer: true })
     const waits = proxies.watch(lockPoll(sid))
     // The 4-s token is due (its last second); the renewal's lock is taken, its answer lost, the command sent again.
-    await sleep(3_300)
+    await untilTokenAge(agent, 3_400)
     const renewed = await apiGet(agent, a)
     // The lost SET NX was sent again (the same holder value; through a random node first, which answers MOVED).
     const lost = await lockTaken.lost
@@ -78,7 +77,7 @@ describe('Redis Cluster: a refresh lock request disturbed on its way', () => {
     // it lives, else 503 token-store-down.
     const lockTaken = proxies.watch(lockRequest(sid), { cutForMs: 5_000 })
     const waits = proxies.watch(lockPoll(sid))
-    await sleep(3_300)
+    await untilTokenAge(agent, 3_400)
     const first = await apiGet(agent, a)
     expect(first.status === 200 ? first.bearer : first.message).toBe(first.status === 200 ? [...seen][0] : STORE_DOWN)
     // Then Redis takes the first: a lock of A's that no renewal holds. B, its token expired, finds it taken and waits.

@@ -4,7 +4,7 @@ import { WebSocket } from 'ws'
 import { AUTHENTICATOR_OTP } from '../../dev/iam.mjs'
 import { logEntries, type RunningGateway } from '../support/gateway'
 import { postLogin, sessionCookieOf } from '../support/login'
-import { cookieAgent, logInWithProvider, useOidcStack } from '../support/oidc'
+import { cookieAgent, logInWithProvider, untilTokenAge, useOidcStack } from '../support/oidc'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver'
 import { rawRequest } from '../support/raw-http'
 import { useStack, type WsBackend } from '../support/stack'
@@ -44,7 +44,6 @@ const keep = (...values: Array<string | undefined>) => values.forEach(value => v
 const SERVER = 2
 const CLIENT = 3
 const INTERNAL = 1
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 /** The spans of one trace, and a finder by name. */
 const inTrace = (spans: ReceivedSpan[], traceId: string) => spans.filter(span => span.traceId === traceId)
@@ -211,7 +210,7 @@ describe('tracing with an OpenID Provider', () => {
     await logInWithProvider(agent, at(), oidc.provider.url, { username: 'ops', password: 'ops123' })
     keep('ops123', ...agent.jar.values())
     keep((await bearerOf(agent, '/api/renewal-warm')).replace(/^Bearer /, ''))
-    await sleep(3_300) // into the token's last second: every request below needs the renewal
+    await untilTokenAge(agent, 3_400) // into the token's last second: every request below needs the renewal
     const before = oidc.provider.counters.refresh_token
     const paths = Array.from({ length: 20 }, (_, index) => `/api/renewal-${index}`)
     const bearers = await Promise.all(paths.map(path => bearerOf(agent, path)))

@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { expect } from 'vitest'
-import { cookieAgent, logInWithProvider, type CookieAgent, type DevOidcProvider, type OidcStack } from './oidc'
+import { cookieAgent, logInWithProvider, untilTokenAge, type CookieAgent, type DevOidcProvider, type OidcStack } from './oidc'
 import { until } from './redis-ha'
 
 /**
@@ -9,7 +10,6 @@ import { until } from './redis-ha'
  * used twice, no grant refused, every session alive on both, failures only 503 token-store-down within the window).
  */
 
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 export const STORE_DOWN = 'Không đọc được kho token của phiên đăng nhập (Redis). Vui lòng thử lại sau giây lát.'
 
 export interface Answer {
@@ -80,7 +80,7 @@ export function holdNextTokenResponse(provider: DevOidcProvider): { atProvider: 
  */
 export async function renewalHeldAcrossKill<T>(stack: OidcStack, agents: CookieAgent[], tokens: Set<string>[], primary: { alive: () => boolean }, kill: () => Promise<T>): Promise<{ killedAt: number, failover: Promise<T> }> {
   const hold = holdNextTokenResponse(stack.provider)
-  await sleep(3_300) // every session's 4-s token is due for renewal
+  await untilTokenAge(agents, 3_400) // every session's 4-s token is due for renewal
   const held = apiGet(agents[0]!, stack.gateways[0]!.url)
   await hold.atProvider
   const killedAt = Date.now()

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll } from 'vitest'
 import { gatewayClient, startDevOidcProvider } from '../../dev/oidc-provider.mjs'
 import { startSampleBackend } from '../../dev/backend.mjs'
@@ -5,6 +6,7 @@ import type { CookieAgent } from '../../dev/oidc-browser.mjs'
 import { startEchoBackend, type EchoedRequest } from './echo-backend'
 import { freePort, SERVER_ENTRY, startGateway, type RunningGateway } from './gateway'
 import { startRedis, type RunningRedis } from './redis'
+import { openSessionCookie } from './sealed'
 
 export type DevOidcProvider = Awaited<ReturnType<typeof startDevOidcProvider>>
 
@@ -92,6 +94,20 @@ export function oidcEnv(stack: Pick<OidcStack, 'provider' | 'echo' | 'redis'>, e
 // A browser's part by fetch, shared with the bench and dev/oidc-demo-check.mjs.
 export { cookieAgent, logInWithProvider, throughProviderForm } from '../../dev/oidc-browser.mjs'
 export type { CookieAgent }
+
+/**
+ * Waits until the access token the agents' sessions took at login is `age` ms old (the youngest, with several agents),
+ * counted from each session's own `iat`, the moment the gateway took the token (server/oidc/login.ts), not from the
+ * test's clock: on a loaded machine a login and a first request can take a second, and a 4-s token's last second is
+ * the window these tests aim at. `before`: the age the token must not have reached yet (a check that needs it alive);
+ * a wait that starts later throws, saying so, rather than let the test fail on a symptom.
+ */
+export async function untilTokenAge(agents: CookieAgent | CookieAgent[], age: number, { before = Infinity } = {}): Promise<void> {
+  const issued = Math.max(...[agents].flat().map(agent => openSessionCookie(agent.jar.get('svc_session')!, 'session-oidc').iat))
+  const late = Date.now() - (issued + before)
+  if (late >= 0) throw new Error(`the login's token is already ${before + late} ms old, past the ${before} ms this check needs: the machine was too slow for it`)
+  await sleep(Math.max(0, issued + age - Date.now()))
+}
 
 /** Submits the first form of an HTML answer with its hidden fields (a page that would post itself with a script). */
 export async function submitForm(agent: CookieAgent, html: string, base: string, stop?: (at: URL) => boolean) {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,8 +20,6 @@ export interface RedisProcess {
   kill: () => Promise<void>
   alive: () => boolean
 }
-
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 /** `redis-cli` against a loopback port: its output, trimmed (throws on a non-zero exit). */
 export function redisCli(port: number, ...args: string[]): string {
