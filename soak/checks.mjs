@@ -144,9 +144,9 @@ export function checkStreams(/** @type {Outcome[]} */ outcomes) {
 
 /**
  * RSS, heap and open descriptors at the end within FLATNESS_LIMIT above their level at minute 2, per instance (the
- * process that ran through both windows). Each level is a median over its window, so no single sample (a GC's peak
- * or trough, a burst of connections) decides; the heap's level is the median of its low points (each sample lower
- * than both neighbours), the floor the collector returns to, which grows only when something is kept.
+ * process that ran through both windows). RSS and descriptors: the median over each window, so no single sample (a
+ * burst of connections) decides. The heap: what it keeps outside the young generation, at its lowest in the window
+ * (heapFloor), which the scavenges' sawtooth does not move and only promotion or a leak raises.
  * @param {Sample[]} samples
  * @param {number} runMs
  * @param {number} [warmUpEndMs] when the warm-up ended (see flatnessWindows)
@@ -168,9 +168,9 @@ export function checkFlatness(samples, runMs, warmUpEndMs = 0) {
       continue
     }
     const levels = {
-      RSS: [median(first.map(s => s.rssMiB)), median(last.map(s => s.rssMiB)), 'MiB'],
-      heap: [heapFloor(first), heapFloor(last), 'MiB'],
-      fds: [median(first.map(s => s.fds)), median(last.map(s => s.fds)), ''],
+      'RSS': [median(first.map(s => s.rssMiB)), median(last.map(s => s.rssMiB)), 'MiB'],
+      'heap kept': [heapFloor(first), heapFloor(last), 'MiB'],
+      'fds': [median(first.map(s => s.fds)), median(last.map(s => s.fds)), ''],
     }
     const shown = []
     for (const [name, [from, to, unit]] of Object.entries(levels)) {
@@ -189,11 +189,14 @@ export function checkFlatness(samples, runMs, warmUpEndMs = 0) {
   }
 }
 
-/** The heap's floor in a window: the median of its local minima (the whole window's median when it has too few). */
+/**
+ * The heap's floor in a window: its lowest sample of the heap in use less the young generation. Only a mark-compact
+ * lowers that part, so its low point is what the last one kept plus what was promoted since: garbage in the young
+ * generation (up to ~16 MiB, which decided the floor when it was taken from the whole heap) no longer does. Samples
+ * without the young generation's size (a gateway whose /metrics lacks it) count whole.
+ */
 function heapFloor(/** @type {Sample[]} */ window) {
-  const heap = window.map(s => s.heapMiB).filter(v => v !== undefined)
-  const lows = heap.filter((v, i) => i > 0 && i < heap.length - 1 && v < heap[i - 1] && v < heap[i + 1])
-  return median(lows.length >= 3 ? lows : heap)
+  return Math.min(...window.filter(s => s.heapMiB !== undefined).map(s => (s.heapMiB ?? 0) - (s.youngMiB ?? 0)))
 }
 
 /**

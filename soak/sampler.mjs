@@ -15,6 +15,8 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
  * @property {number} fds entries of /proc/<pid>/fd
  * @property {number} [heapMiB] svc_gateway_nodejs_heap_size_used_bytes
  * @property {number} [oldMiB] svc_gateway_nodejs_heap_space_size_used_bytes{space="old"}: V8's old space in use
+ * @property {number} [youngMiB] the young generation in use (spaces "new" and "new_large_object"): what a scavenge
+ *   empties, so that the heap less it moves only when objects are promoted or a mark-compact runs
  * @property {number} [majorGcs] svc_gateway_nodejs_gc_duration_seconds_count{kind="major"}: mark-compacts so far
  * @property {number} [streams] svc_gateway_open_streams
  * @property {number} [tunnels] svc_gateway_open_tunnels
@@ -52,9 +54,12 @@ function gauges(/** @type {string} */ text) {
     return value === undefined ? undefined : Number(value)
   }
   const mib = (/** @type {number | undefined} */ bytes) => (bytes === undefined ? undefined : bytes / 2 ** 20)
+  /** The new space with its large objects; unknown without the new space. */
+  const sum = (/** @type {number | undefined} */ space, /** @type {number | undefined} */ large) => (space === undefined ? undefined : space + (large ?? 0))
   return {
     heapMiB: mib(read('svc_gateway_nodejs_heap_size_used_bytes')),
     oldMiB: mib(read('svc_gateway_nodejs_heap_space_size_used_bytes\\{space="old"\\}')),
+    youngMiB: mib(sum(read('svc_gateway_nodejs_heap_space_size_used_bytes\\{space="new"\\}'), read('svc_gateway_nodejs_heap_space_size_used_bytes\\{space="new_large_object"\\}'))),
     majorGcs: read('svc_gateway_nodejs_gc_duration_seconds_count\\{kind="major"\\}'),
     streams: read('svc_gateway_open_streams'),
     tunnels: read('svc_gateway_open_tunnels'),

@@ -61,6 +61,17 @@ describe('soak: the other checks', () => {
     expect(checkFlatness(samples(() => 20, t => 140 - t / 4), 120_000).pass).toBe(true)
   })
 
+  it('judges the heap outside its young generation: a full new space at the end is no growth, a rising old generation is', () => {
+    // ci31's instance b: the scavenges' low points at the end sat ~5 MiB above minute 2's (new space fuller), old flat.
+    const sawing = (young: (t: number) => number, kept: (t: number) => number) => samples(() => 0).map(s => ({ ...s, heapMiB: kept(s.t / 1000) + young(s.t / 1000), youngMiB: young(s.t / 1000) }))
+    const fuller = checkFlatness(sawing(t => (t < 60 ? 1 : 8) + (t % 3), () => 27), 120_000)
+    expect(fuller.pass).toBe(true)
+    expect(fuller.line).toContain('heap kept 27.0→27.0 MiB +0.0%')
+    const rising = checkFlatness(sawing(t => 1 + (t % 3), t => 27 + t / 30), 120_000)
+    expect(rising.pass).toBe(false)
+    expect(rising.line).toMatch(/heap kept 27\.6→30\.6 MiB \+10\.9% \(over\)/)
+  })
+
   it('takes the level at minute 2 after a warm-up that ran late, not while the caches still filled', () => {
     // Heap filling up to 55 s, flat after: measured from 18 s it reads as growth; from the warm-up's end it is flat.
     const filling = samples(t => (t < 55 ? 12 + t / 5 : 23))
