@@ -45,7 +45,7 @@ const metricsPort = String(await import('./processes.mjs').then(m => m.freePort(
 try {
   const gateway = await bench.startGateway('gateway (shipped upload defaults)', { APP_API_PROXY_TARGET: backend.url, APP_METRICS_PORT: metricsPort, APP_METRICS_HOST: '127.0.0.1' }, 'upload-defaults')
   const origin = `http://127.0.0.1:${gateway.port}`
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking'] })
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium-headless-shell', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking'] })
   const page = await browser.newPage()
   await page.goto(`${origin}/auth/login`)
 

@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http'
 import { decodeJwt, importJWK, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import type { Page } from 'playwright-core'
@@ -14,8 +15,12 @@ import { providerKnown } from '../support/oidc'
 // form-encoding, so the gateway uses client_secret_post. Access tokens of 4 s: a few seconds of work need a renewal.
 const CLIENT_ID = 'orders-web'
 const CLIENT_SECRET = 'orders:web%25+secret'
-// Another application at the same provider, played by the test through Chromium's request routing (no server).
-const OTHER_APP = { clientId: 'reports-web', clientSecret: 'reports-secret', origin: 'http://reports.test' }
+// Another application at the same provider: a loopback server of the test's (its origin set once it listens) that
+// notes each address the browser reaches on it and answers a bare page. Chromium's request routing played it once, but
+// its headless build does not route a navigation that a redirect from another origin starts.
+const OTHER_APP = { clientId: 'reports-web', clientSecret: 'reports-secret', origin: '' }
+const reached: URL[] = []
+let otherApp: Server
 
 let provider: RunningGlewlwyd
 let gateway: RunningGateway
@@ -25,8 +30,14 @@ const chromium = useChromium()
 
 beforeAll(async () => {
   // The gateway's port first: the provider registers its callback, post-logout and back-channel addresses.
-  const port = await freePort()
+  const [port, otherPort] = await Promise.all([freePort(), freePort()])
   const origin = `http://127.0.0.1:${port}`
+  OTHER_APP.origin = `http://127.0.0.1:${otherPort}`
+  otherApp = createServer((request, response) => {
+    reached.push(new URL(request.url!, OTHER_APP.origin))
+    response.writeHead(200, { 'content-type': 'text/html' }).end('<p>reports</p>')
+  })
+  await new Promise<void>(resolve => otherApp.listen(otherPort, '127.0.0.1', resolve))
   ;[provider, echo] = await Promise.all([
     startGlewlwyd({
       accessTokenTtl: 4,
@@ -60,7 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop()
-  await Promise.all([provider?.close(), echo?.close()])
+  await Promise.all([provider?.close(), echo?.close(), new Promise(resolve => otherApp?.close(resolve))])
 })
 
 /**
@@ -188,11 +199,6 @@ describe('OpenID Connect against glewlwyd (Debian, C) in Chromium', () => {
     const page = await chromium.context.newPage()
     await logInThroughGlewlwyd(page, '/')
     const session = await (await chromium.context.request.get(url('/auth/session'))).json()
-    const reached: URL[] = []
-    await page.route(`${OTHER_APP.origin}/**`, async (route) => {
-      reached.push(new URL(route.request().url()))
-      await route.fulfill({ status: 200, contentType: 'text/html', body: '<p>reports</p>' })
-    })
     // The other application logs in with the same glewlwyd session (no password asked: its grant, then back).
     const authorize = new URL(`${provider.issuer}/auth`)
     authorize.search = new URLSearchParams({ response_type: 'code', client_id: OTHER_APP.clientId, redirect_uri: `${OTHER_APP.origin}/callback`, scope: 'openid', state: 'reports-login', nonce: 'reports-nonce' }).toString()
