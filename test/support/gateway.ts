@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { onTestFailed } from 'vitest'
@@ -7,8 +7,43 @@ import { onTestFailed } from 'vitest'
 export const SERVER_ENTRY = fileURLToPath(new URL('../../playground/.output/server/index.mjs', import.meta.url))
 export const TEST_SECRET = 'integration-test-secret-0123456789abcdef'
 
-/** A free loopback port. */
-export function freePort(): Promise<number> {
+/**
+ * The lowest port of the kernel's ephemeral range (Linux: 32768), from which it picks a port for `listen(0)` and the
+ * source port of every outgoing connection; 0 when unknown.
+ */
+const EPHEMERAL_LOW = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 0
+  }
+  catch {
+    return 0
+  }
+})()
+
+/** Whether `port` can be listened on at 127.0.0.1 right now (the check's own listener closed again). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.unref()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+  })
+}
+
+/**
+ * A free loopback port for a server that starts a moment later (a gateway whose port the provider must know first). It
+ * is chosen at random among the 12,000 ports below the kernel's ephemeral range, and checked free by a listen. A port
+ * the kernel had picked itself could go, before the server listens on it, to another test file's outgoing connection as
+ * its source port: CI once lost a gateway to that (EADDRINUSE in oidc-step-up.test.ts). Without that range known: the
+ * kernel's pick.
+ */
+export async function freePort(): Promise<number> {
+  if (EPHEMERAL_LOW > 13_024) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = EPHEMERAL_LOW - 1 - Math.floor(Math.random() * 12_000)
+      if (await canListen(port)) return port
+    }
+  }
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()
