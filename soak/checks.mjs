@@ -3,6 +3,7 @@
  * The soak's checks (pure): each takes what the run recorded and gives a verdict, a one-line summary and, when it
  * fails, the lines that show why. soak/run.mjs gathers the records; soak/report.mjs writes the verdicts.
  */
+import { afterMarkCompacts } from './sampler.mjs'
 import { explainFailure, FAULTS, flatnessWindows } from './schedule.mjs'
 
 /**
@@ -197,7 +198,7 @@ export function checkFlatness(samples, runMs, warmUpEndMs = 0) {
  * none near the window): heapFloor.
  */
 function heapLevel(/** @type {Sample[]} */ lived, /** @type {number[]} */ [from, to]) {
-  const collected = lived.filter((s, i) => i > 0 && s.oldMiB !== undefined && s.majorGcs !== undefined && s.majorGcs > (lived[i - 1]?.majorGcs ?? Number.POSITIVE_INFINITY))
+  const collected = afterMarkCompacts(lived)
   const inside = collected.filter(s => s.t >= from && s.t <= to)
   if (inside.length > 0) return median(inside.map(s => s.oldMiB ?? 0))
   const lately = collected.filter(s => s.t <= to && s.t >= to - 3 * (to - from)).at(-1)

@@ -23,6 +23,15 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
  * @property {number} pool established connections to the backend that are not tunnels
  */
 
+/**
+ * The samples that first follow a mark-compact of the same process (its count went up since the one before): their
+ * old space is what the collector kept, which garbage does not move. `samples`: one process's, in order.
+ * @param {Sample[]} samples
+ */
+export function afterMarkCompacts(samples) {
+  return samples.filter((s, i) => i > 0 && s.oldMiB !== undefined && (s.majorGcs ?? 0) > (samples[i - 1]?.majorGcs ?? Number.POSITIVE_INFINITY))
+}
+
 /** The socket inodes a process holds open. */
 function socketInodes(/** @type {number} */ pid) {
   const inodes = new Set()

@@ -3,6 +3,7 @@
  * The soak's checks of a trend (pure, as soak/checks.mjs's): memory kept per request, fitted over the run after its
  * warm-up, and how soon latency comes back after Redis does.
  */
+import { afterMarkCompacts } from './sampler.mjs'
 import { flatnessWindows } from './schedule.mjs'
 
 /**
@@ -77,7 +78,7 @@ export function checkMemorySlope(samples, outcomes, runMs, warmUpEndMs = 0) {
       continue
     }
     // What the collector kept: old space in the first sample after each mark-compact (a sample of the same process).
-    const collected = lived.filter((s, i) => i > 0 && s.oldMiB !== undefined && (s.majorGcs ?? 0) > (lived[i - 1]?.majorGcs ?? Number.POSITIVE_INFINITY))
+    const collected = afterMarkCompacts(lived)
     /** @type {[number, number][]} */
     const points = collected.length >= MIN_COLLECTIONS ? collected.map(s => [by(s.t), (s.oldMiB ?? 0) * 2 ** 20]) : []
     if (!points.length) {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { createServer, type AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { onTestFailed } from 'vitest'
 
@@ -20,13 +20,16 @@ const EPHEMERAL_LOW = (() => {
   }
 })()
 
-/** Whether `port` can be listened on at 127.0.0.1 right now (the check's own listener closed again). */
-function canListen(port: number): Promise<boolean> {
+/** Listens on `port` at 127.0.0.1 (0: the kernel's pick) and closes again: the port it had, undefined when taken. */
+function tryListen(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const server = createServer()
     server.unref()
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+    server.once('error', () => resolve(undefined))
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as AddressInfo).port
+      server.close(() => resolve(bound))
+    })
   })
 }
 
@@ -38,21 +41,13 @@ function canListen(port: number): Promise<boolean> {
  * kernel's pick.
  */
 export async function freePort(): Promise<number> {
-  if (EPHEMERAL_LOW > 13_024) {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const port = EPHEMERAL_LOW - 1 - Math.floor(Math.random() * 12_000)
-      if (await canListen(port)) return port
-    }
+  for (let attempt = 0; EPHEMERAL_LOW > 13_024 && attempt < 50; attempt++) {
+    const port = await tryListen(EPHEMERAL_LOW - 1 - Math.floor(Math.random() * 12_000))
+    if (port !== undefined) return port
   }
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
+  const picked = await tryListen(0)
+  if (picked === undefined) throw new Error('no free loopback port')
+  return picked
 }
 
 export interface RunningGateway {
