@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { AUTHENTICATOR_OTP } from '../../dev/iam.mjs'
-import { logEntries, type RunningGateway } from '../support/gateway'
+import { logEntries, SERVER_ENTRY, type RunningGateway } from '../support/gateway'
 import { postLogin, sessionCookieOf } from '../support/login'
 import { cookieAgent, logInWithProvider, untilTokenAge, useOidcStack } from '../support/oidc'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver'
@@ -27,10 +30,15 @@ let gateway: RunningGateway
 let trusting: RunningGateway
 let tunnelling: RunningGateway
 let wsBackend: WsBackend
+// The first gateway runs from a copy of the build outside the repository, as it is deployed: the export thread must
+// find the OpenTelemetry packages it loads in the build alone (.output/server/node_modules).
+const deployed = mkdtempSync(join(tmpdir(), 'gateway-output-'))
+afterAll(() => rmSync(deployed, { recursive: true, force: true }))
 beforeAll(async () => {
   wsBackend = await startWsBackend()
+  cpSync(dirname(dirname(SERVER_ENTRY)), deployed, { recursive: true })
   ;[gateway, trusting, tunnelling] = await Promise.all([
-    stack.gatewayWith({ ...otel, APP_REDIS_URL: stack.redis.url }),
+    stack.gatewayWith({ ...otel, APP_REDIS_URL: stack.redis.url }, join(deployed, 'server/index.mjs')),
     stack.gatewayWith({ ...otel, APP_OTEL_TRUST_INCOMING: 'true' }),
     stack.gatewayWith({ ...otel, APP_API_PROXY_TARGET: wsBackend.url }),
   ])

@@ -39,8 +39,11 @@ export interface Stack {
   readonly gateway: RunningGateway
   /** The variables a gateway of this file starts with (the stack's addresses, then the file's `env`). */
   env: () => Record<string, string>
-  /** Another gateway of the built playground with the file's variables and these; stopped when the file ends. */
-  gatewayWith: (env?: Record<string, string>) => Promise<RunningGateway>
+  /**
+   * Another gateway with the file's variables and these, from the built playground or another server `entry`;
+   * stopped when the file ends.
+   */
+  gatewayWith: (env?: Record<string, string>, entry?: string) => Promise<RunningGateway>
   /** Another gateway from variables of its own alone (plus the test secret); stopped when the file ends. */
   bareGateway: (env: Record<string, string>) => Promise<RunningGateway>
   /** Another redis-server (or one started again on a stopped one's `port`); stopped when the file ends. */
@@ -101,7 +104,7 @@ export function useStack(options: StackOptions = {}): Stack {
 
   const stack = {
     env,
-    gatewayWith: async (extra = {}) => keep(await startGateway({ ...env(), ...extra })),
+    gatewayWith: async (extra = {}, entry?: string) => keep(await startGateway({ ...env(), ...extra }, entry)),
     bareGateway: async (own: Record<string, string>) => keep(await startGateway(own)),
     redisServer,
   }

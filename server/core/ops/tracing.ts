@@ -3,6 +3,19 @@
  * what a call to the OpenID Provider is. Pure.
  */
 
+/**
+ * The OpenTelemetry packages the export thread loads by file path (server/ops/tracing/export-thread.ts): no import
+ * names them, so the layer's preset names them to the build's trace (server/preset.ts), which copies them into the
+ * built server's node_modules.
+ */
+export const EXPORT_THREAD_PACKAGES = {
+  api: '@opentelemetry/api',
+  core: '@opentelemetry/core',
+  resources: '@opentelemetry/resources',
+  sdk: '@opentelemetry/sdk-trace-base',
+  exporter: '@opentelemetry/exporter-trace-otlp-http',
+} as const
+
 /** The environment (OTEL_* variables); the SDK and the exporter read the others themselves. */
 export type TracingEnv = Readonly<Record<string, string | undefined>>
 

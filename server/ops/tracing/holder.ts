@@ -10,6 +10,7 @@ import type { W3CTraceContextPropagator } from '@opentelemetry/core'
 export interface Tracing {
   /** OpenTelemetry's API (trace.setSpan, SpanKind, SpanStatusCode, ROOT_CONTEXT), loaded with the SDK. */
   readonly api: typeof OtelApi
+  /** The main thread's tracer (recorder.ts): its spans are made again and exported on the export thread. */
   readonly tracer: OtelApi.Tracer
   /**
    * Whether a request's server span (`name`, under `parent`: a trusted incoming traceparent, else the root) on this
@@ -23,7 +24,7 @@ export interface Tracing {
   readonly propagator: W3CTraceContextPropagator
   /** The span a piece of work runs under: set around each request's dispatch, read by the calls it makes. */
   readonly contexts: AsyncLocalStorageContextManager
-  /** Sends what is still buffered and stops (the end of a drain). */
+  /** Hands the export thread what is still recorded, lets it send what it holds, and stops it (the end of a drain). */
   readonly shutdown: () => Promise<void>
 }
 

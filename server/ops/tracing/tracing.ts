@@ -2,12 +2,18 @@
  * ops/tracing/: OpenTelemetry traces (docs/operations.md, Tracing). The tracer of the process (this file: started
  * from the standard OTEL_* variables, flushed at the end; held in holder.ts) and the spans every concern opens
  * (spans.ts). Off (no OTLP endpoint set) nothing of OpenTelemetry is loaded and useTracing() is undefined: a call site
- * pays one check. Spans are parented explicitly or through the context manager the holder keeps, never through
- * OpenTelemetry's global registration, so an app's own SDK is left as it is.
+ * pays one check. On, the main thread records its spans (recorder.ts) and a worker thread of the gateway's, the
+ * export thread, makes the SDK's spans of them and exports them (export-thread.ts). Spans are parented explicitly or
+ * through the context manager the holder keeps, never through OpenTelemetry's global registration, so an app's own
+ * SDK is left as it is.
  * May import: core only (and ops/).
  */
+import type { Sampler } from '@opentelemetry/sdk-trace-base'
 import { samplerChoice, tracingWanted, type SamplerChoice, type TracingEnv } from '../../core/ops/tracing'
+import { useLogger } from '../logger'
+import { startExportThread } from './export-thread'
 import { RequestIds } from './ids'
+import { SpanRecorder } from './recorder'
 import { setTracing, useTracing, type Tracing } from './holder'
 
 let starting: Promise<Tracing | undefined> | undefined
@@ -15,12 +21,16 @@ let starting: Promise<Tracing | undefined> | undefined
 /** The name the gateway's spans carry as their service unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) says another. */
 export const DEFAULT_SERVICE_NAME = 'svc-auth-gateway'
 
+/** The instrumentation scope of the gateway's spans. */
+const SCOPE_NAME = 'svc-auth-gateway'
+
 /**
  * Starts tracing when the OTEL_* variables ask for it (core/ops/tracing.ts tracingWanted); else loads nothing.
- * The sampler (OTEL_TRACES_SAMPLER, _ARG) is read here (core/ops/tracing.ts samplerChoice) and handed to the SDK,
- * which the gateway asks ahead for each request (spans.ts). The SDK reads its other settings itself: the batch
- * (OTEL_BSP_*), the exporter's endpoint, headers and timeout (OTEL_EXPORTER_OTLP_*), the resource
- * (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES). Spans go out in batches over OTLP/HTTP (JSON).
+ * The sampler (OTEL_TRACES_SAMPLER, _ARG) is read here (core/ops/tracing.ts samplerChoice): the SDK's own sampler,
+ * asked on the main thread for each request (spans.ts) and each span (recorder.ts). The SDK reads its other settings
+ * itself, on the export thread: the batch (OTEL_BSP_*), the exporter's endpoint, headers and timeout
+ * (OTEL_EXPORTER_OTLP_*), the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES). Spans go out in batches over
+ * OTLP/HTTP (JSON).
  */
 export function startTracing(env: TracingEnv = process.env): Promise<Tracing | undefined> {
   starting ??= tracingWanted(env) ? load(samplerChoice(env)) : Promise.resolve(undefined)
@@ -32,23 +42,28 @@ export function tracingStarted(): Promise<unknown> {
   return starting?.catch(() => undefined) ?? Promise.resolve()
 }
 
-/** Loads the SDK and makes the process's tracer with `choice`'s sampler (see startTracing). */
+/**
+ * Loads what the main thread needs (the API, the context manager, the propagator, the SDK's sampler) and starts the
+ * export thread, where the SDK makes and sends the spans (export-thread.ts); the spans recorded here go there
+ * (recorder.ts). A failure of the thread is said once, in a `tracing` line.
+ */
 async function load(choice: SamplerChoice): Promise<Tracing> {
-  const [api, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, resources, sdk, { OTLPTraceExporter }] = await Promise.all([
+  const [api, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, sdk] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/context-async-hooks'),
     import('@opentelemetry/core'),
-    import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
   ])
-  const resource = resources.defaultResource()
-    .merge(resources.resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
-    .merge(resources.detectResources({ detectors: [resources.envDetector] }))
   const root = choice.root === 'always_on' ? new sdk.AlwaysOnSampler() : choice.root === 'always_off' ? new sdk.AlwaysOffSampler() : new sdk.TraceIdRatioBasedSampler(choice.ratio)
-  const sampler = choice.parentBased ? new sdk.ParentBasedSampler({ root }) : root
+  const parentBased = choice.parentBased ? new sdk.ParentBasedSampler({ root }) : root
+  // Without a parent span (every request unless APP_OTEL_TRUST_INCOMING) a parent-based sampler asks its root sampler:
+  // asked directly then, a step less on every request.
+  const sampler: Sampler = {
+    shouldSample: (context, ...rest) => (context === api.ROOT_CONTEXT ? root : parentBased).shouldSample(context, ...rest),
+    toString: () => parentBased.toString(),
+  }
   const ids = new RequestIds()
-  const provider = new sdk.BasicTracerProvider({ resource, sampler, idGenerator: ids, spanProcessors: [new sdk.BatchSpanProcessor(new OTLPTraceExporter())] })
+  const thread = startExportThread(DEFAULT_SERVICE_NAME, SCOPE_NAME, error => useLogger().error({ type: 'tracing', error: error.message }, 'OpenTelemetry: luồng xuất trace đã dừng, từ đây không gửi span nào nữa.'))
   const notRecorded = sdk.SamplingDecision.NOT_RECORD
   const kind = api.SpanKind.SERVER
   const noAttributes = Object.freeze({})
@@ -56,12 +71,12 @@ async function load(choice: SamplerChoice): Promise<Tracing> {
   const contexts = new AsyncLocalStorageContextManager().enable()
   const started: Tracing = {
     api,
-    tracer: provider.getTracer('svc-auth-gateway'),
+    tracer: new SpanRecorder(api, sampler, ids, thread, sdk.SamplingDecision.RECORD_AND_SAMPLED),
     sampled: (parent, traceId, name) => sampler.shouldSample(parent, traceId, name, kind, noAttributes, noLinks).decision !== notRecorded,
     ids,
     propagator: new W3CTraceContextPropagator(),
     contexts,
-    shutdown: () => provider.shutdown(),
+    shutdown: () => thread.shutdown(),
   }
   setTracing(started)
   return started
