@@ -1,12 +1,20 @@
+import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gatewayRouteTable } from './server/core/http/route-table'
 import { GATEWAY_DEFAULTS } from './server/core/config/defaults'
+import { EXPORT_THREAD_PACKAGES } from './server/core/ops/tracing'
 import { presetRefusal, prerenderedLoginRefusal, STATIC_REFUSAL } from './server/core/config/server-preset'
 import gatewayPreset from './server/preset'
 import type { Nitro } from 'nitropack'
 
 const LAYER_DIR = dirname(fileURLToPath(import.meta.url))
+/**
+ * The packages the tracing export thread loads by file path at run time (server/ops/tracing/export-thread.ts), as
+ * resolved from the layer: no import names them, so every server build names them to Nitro's file trace, which
+ * copies them into the built server's node_modules.
+ */
+const EXPORT_THREAD_FILES = Object.values(EXPORT_THREAD_PACKAGES).map(name => createRequire(import.meta.url).resolve(name))
 /** The layer's own /api/** catch-all (the proxy); every other route under /api belongs to the app and wins. */
 const PROXY_ROUTE_FILE = join(LAYER_DIR, 'server/routes/api/[...path].ts')
 /** The route guard (app/lib/route-guard.ts), registered under this name by its path, not found by a file's name. */
@@ -85,6 +93,7 @@ declare module 'vue' {
     'nitro:config'(nitroConfig) {
       // `nuxt generate` makes files without a server: no login, no session, no /api/**.
       if (nitroConfig.static && !nitroConfig.dev) throw new Error(STATIC_REFUSAL)
+      if (!nitroConfig.dev) nitroConfig.externals = { ...nitroConfig.externals, traceInclude: [...nitroConfig.externals?.traceInclude ?? [], ...EXPORT_THREAD_FILES] }
       if (nitroConfig.dev) {
         nitroConfig.handlers = [{ middleware: true, handler: join(LAYER_DIR, 'server/dev/gate.ts') }, ...nitroConfig.handlers ?? []]
         nitroConfig.experimental = { ...nitroConfig.experimental, websocket: true }

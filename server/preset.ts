@@ -1,8 +1,4 @@
-import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { EXPORT_THREAD_PACKAGES } from './core/ops/tracing'
-
-const require = createRequire(import.meta.url)
 
 /**
  * The layer's Nitro preset: Nitro's `node-server` with the gateway's own entry (server/node-server.ts), the one file
@@ -12,6 +8,4 @@ const require = createRequire(import.meta.url)
 export default {
   extends: 'node-server',
   entry: fileURLToPath(new URL('./node-server.ts', import.meta.url)),
-  // Loaded by path at run time (the tracing export thread): named to the trace, as resolved from the layer itself.
-  externals: { traceInclude: Object.values(EXPORT_THREAD_PACKAGES).map(name => require.resolve(name)) },
 }

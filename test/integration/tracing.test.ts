@@ -89,6 +89,16 @@ describe('tracing with the contract IAM (OTEL_EXPORTER_OTLP_ENDPOINT set)', () =
     const line = (type: string) => logEntries(gateway.stdout()).find(entry => entry.type === type && entry.requestId === 'trace-login-1')
     await expect.poll(() => line('access')).toMatchObject({ traceId: server.traceId, spanId: server.spanId })
     await expect.poll(() => line('audit')).toMatchObject({ event: 'login.success', traceId: server.traceId, spanId: login.spanId })
+    // Tracing started from the build alone (the copy outside the repository), and its export thread never stopped.
+    const tracingLines = logEntries(gateway.stdout()).filter(entry => entry.type === 'tracing')
+    expect(tracingLines.map(entry => [entry.level, entry.msg])).toEqual([['info', 'OpenTelemetry: đã bật trace (OTLP/HTTP).']])
+  })
+
+  it('a long path is cut in url.path at 2,048 characters, as in the access line', async () => {
+    const long = `/api/${'x'.repeat(3000)}`
+    await rawRequest(`${gateway.url}${long}`)
+    const span = await receiver.waitFor(serverSpan(`${long.slice(0, 2048)}…[+${long.length - 2048}]`))
+    expect(span.name).toBe('GET api')
   })
 
   it('a logout is a logout span holding the revocation, shared through Redis', async () => {

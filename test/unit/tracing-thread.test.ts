@@ -1,16 +1,19 @@
 import * as api from '@opentelemetry/api'
+import * as core from '@opentelemetry/core'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
+import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base'
 import { Worker } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExportThread, startExportThread } from '../../server/ops/tracing/export-thread'
 import { RequestIds } from '../../server/ops/tracing/ids'
-import { SpanRecorder, toHrTime, type SpanRecord } from '../../server/ops/tracing/recorder'
+import { SpanRecorder, type SpanRecord } from '../../server/ops/tracing/recorder'
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver'
 
 const recordedBy = (sampler: Sampler) => {
   const records: SpanRecord[] = []
-  const recorder = new SpanRecorder(api, sampler, new RequestIds(), { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED)
+  const recorder = new SpanRecorder(api, core, sampler, new RequestIds(), { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED)
   return { recorder, records }
 }
 
@@ -40,7 +43,7 @@ describe('SpanRecorder: the main thread\'s spans, kept as records', () => {
       start: expect.any(Array),
       end: expect.any(Array),
       attributes: { 'http.route': 'api', 'http.request.method': 'GET', 'url.path': '/api/ping', 'http.response.status_code': 502 },
-      status: { code: api.SpanStatusCode.ERROR, message: undefined },
+      status: { code: api.SpanStatusCode.ERROR },
     }])
     const [{ start, end }] = records
     expect(end[0] * 1e9 + end[1]).toBeGreaterThanOrEqual(start[0] * 1e9 + start[1])
@@ -80,7 +83,7 @@ describe('SpanRecorder: the main thread\'s spans, kept as records', () => {
     const ids = new RequestIds()
     const records: SpanRecord[] = []
     const sampler = new TraceIdRatioBasedSampler(0.5)
-    const recorder = new SpanRecorder(api, sampler, ids, { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED)
+    const recorder = new SpanRecorder(api, core, sampler, ids, { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED)
     let sampled = 0
     for (let i = 0; i < 200; i++) {
       const traceId = (i.toString(16).padStart(8, '0')).repeat(4)
@@ -109,35 +112,109 @@ describe('SpanRecorder: the main thread\'s spans, kept as records', () => {
       links: [{ traceId: other.traceId, spanId: other.spanId, traceFlags: 1, attributes: { why: 'batch' } }],
       events: [
         { name: 'retry', attributes: { attempt: 2 }, time: [1_800_000_000, 5] },
-        { name: 'bare', attributes: undefined, time: [1_800_000_000, 123_000_000] },
+        { name: 'bare', attributes: {}, time: [1_800_000_000, 123_000_000] },
         { name: 'exception', attributes: { 'exception.type': 'TypeError', 'exception.message': 'no route', 'exception.stacktrace': 'TypeError: no route\n    at here' } },
       ],
     })
   })
 })
 
-describe('toHrTime: a time as the SDK reads it', () => {
-  it.each([
-    [[12, 34] as [number, number], [12, 34]],
-    [new Date(1_800_000_000_250), [1_800_000_000, 250_000_000]],
-    [1_800_000_000_999.5, [1_800_000_000, 999_500_000]],
-    [1_800_000_000_001.5, [1_800_000_000, 1_500_000]],
-  ])('%j', (time, hr) => {
-    expect(toHrTime(time)).toEqual(hr)
+describe('SpanRecorder: what a span keeps, as the SDK\'s span keeps it', () => {
+  it('refuses attribute values the SDK refuses, without losing the value held; copies arrays', () => {
+    const { recorder, records } = recordedBy(new AlwaysOnSampler())
+    const span = recorder.startSpan('GET api', { attributes: { kept: 'yes', odd: { nested: true } as never } })
+    const list = ['a', 'b']
+    span.setAttribute('kept', 10n as never).setAttribute('kept', { x: 1 } as never).setAttribute('kept', ['a', 1] as never)
+    span.setAttribute('list', list).setAttribute('', 'no key').setAttribute('gone', undefined as never)
+    list.push('c')
+    span.end()
+    expect(records[0]!.attributes).toEqual({ kept: 'yes', list: ['a', 'b'] })
+    expect(() => JSON.stringify(records)).not.toThrow()
   })
 
-  it('a number below the time origin is a performance.now() reading', () => {
-    const [seconds] = toHrTime(performance.now())
-    expect(Math.abs(seconds - Date.now() / 1000)).toBeLessThan(5)
+  it('UNSET never replaces a status, OK is final, and only an ERROR keeps its message', () => {
+    const { recorder, records } = recordedBy(new AlwaysOnSampler())
+    const statuses = [
+      [[{ code: api.SpanStatusCode.ERROR, message: 'down' }, { code: api.SpanStatusCode.UNSET }], { code: 2, message: 'down' }],
+      [[{ code: api.SpanStatusCode.OK, message: 'fine' }, { code: api.SpanStatusCode.ERROR, message: 'late' }], { code: 1 }],
+      [[{ code: api.SpanStatusCode.ERROR, message: 'first' }, { code: api.SpanStatusCode.OK }], { code: 1 }],
+    ] as const
+    for (const [sets] of statuses) {
+      const span = recorder.startSpan('step')
+      for (const status of sets) span.setStatus(status)
+      span.end()
+    }
+    expect(records.map(record => record.status)).toEqual(statuses.map(([, status]) => status))
+  })
+
+  it('keeps the SDK\'s clock: the start from Date.now() or the time given, the end as the start plus the monotonic time since', async () => {
+    const { recorder, records } = recordedBy(new AlwaysOnSampler())
+    const before = Date.now()
+    const measured = recorder.startSpan('measured')
+    await new Promise(resolve => setTimeout(resolve, 30))
+    measured.end()
+    const given = recorder.startSpan('given', { startTime: new Date(1_800_000_000_250) })
+    given.end(1_800_000_000_999.5)
+    const performanceTime = recorder.startSpan('performance time', { startTime: performance.now() })
+    performanceTime.end([1, 2])
+    const ms = ([seconds, nanos]: api.HrTime) => seconds * 1000 + nanos / 1e6
+    const [m, g, p] = records
+    expect(ms(m!.start)).toBeGreaterThanOrEqual(before)
+    expect(ms(m!.start)).toBeLessThanOrEqual(Date.now())
+    expect(ms(m!.end) - ms(m!.start)).toBeGreaterThanOrEqual(29)
+    expect(ms(m!.end) - ms(m!.start)).toBeLessThan(1000)
+    expect([g!.start, g!.end]).toEqual([[1_800_000_000, 250_000_000], [1_800_000_000, 999_500_000]])
+    expect(Math.abs(ms(p!.start) - Date.now())).toBeLessThan(1000)
+    expect(p!.end).toEqual([1, 2])
+  })
+
+  it('makes no span where tracing is suppressed', () => {
+    const { recorder, records } = recordedBy(new AlwaysOnSampler())
+    const span = recorder.startSpan('GET api', {}, core.suppressTracing(api.ROOT_CONTEXT))
+    expect(span.isRecording()).toBe(false)
+    expect(api.isSpanContextValid(span.spanContext())).toBe(false)
+    span.end()
+    expect(records).toEqual([])
   })
 })
+
+/** The OTLP JSON spans a receiver got, with their resource's service name and their scope's name. */
+function exported(receiver: OtlpReceiver): Array<Record<string, unknown>> {
+  type Body = { resourceSpans: { resource: { attributes: { key: string, value: { stringValue?: string } }[] }, scopeSpans: { scope: { name: string }, spans: Record<string, unknown>[] }[] }[] }
+  return receiver.bodies.flatMap(body => (JSON.parse(body.toString('utf8')) as Body).resourceSpans.flatMap(resource =>
+    resource.scopeSpans.flatMap(scope => scope.spans.map(span => ({ service: resource.resource.attributes.find(a => a.key === 'service.name')?.value.stringValue, scope: scope.scope.name, ...span })))))
+}
+
+/** Ids handed out in order, the same for every tracer given one: so that two tracers make the same spans. */
+function fixedIds(): RequestIds {
+  let n = 0
+  const next = (length: number) => (++n).toString(16).padStart(length, '0')
+  return { generateTraceId: () => next(32), generateSpanId: () => next(16), withTraceId: (_id: string, start: () => unknown) => start() } as unknown as RequestIds
+}
+
+/** The same calls on any tracer: a trusted incoming parent, a child with everything a span can carry, some refused. */
+function makeSpans(tracer: api.Tracer): void {
+  const incoming = remoteParent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=opaque')
+  const server = tracer.startSpan('GET api', { kind: api.SpanKind.SERVER, attributes: { 'http.route': 'api', 'odd': {} as never }, startTime: [1_800_000_000, 1_000] }, incoming)
+  const call = tracer.startSpan('backend GET', { kind: api.SpanKind.CLIENT, startTime: [1_800_000_000, 2_000], links: [{ context: { traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), traceFlags: 1, isRemote: true }, attributes: { why: 'batch' } }] }, api.trace.setSpan(api.ROOT_CONTEXT, server))
+  call.setAttribute('http.response.status_code', 503).setAttribute('tags', ['a', 'b']).setAttribute('http.response.status_code', 10n as never)
+  call.setStatus({ code: api.SpanStatusCode.ERROR, message: 'backend down' }).setStatus({ code: api.SpanStatusCode.UNSET })
+  call.addEvent('retry', { attempt: 2 }, [1_800_000_000, 3_000])
+  call.recordException(Object.assign(new TypeError('no route'), { stack: 'TypeError: no route' }), [1_800_000_000, 3_500])
+  call.updateName('backend GET /ping')
+  call.end([1_800_000_000, 4_000])
+  server.setStatus({ code: api.SpanStatusCode.OK }).setStatus({ code: api.SpanStatusCode.ERROR })
+  server.end([1_800_000_000, 5_000])
+  const root = tracer.startSpan('oidc discovery', { kind: api.SpanKind.CLIENT, startTime: [1_800_000_000, 6_000] })
+  root.end([1_800_000_000, 7_000])
+}
 
 describe('the export thread: the SDK makes the recorded spans again and exports them', () => {
   let receiver: OtlpReceiver
   const saved = { ...process.env }
   beforeAll(async () => {
     receiver = await startOtlpReceiver()
-    // The thread reads the OTEL_* variables as the process has them when it starts.
+    // The thread reads the OTEL_* variables as the process has them when it starts (and nothing else of it).
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
     process.env.OTEL_BSP_SCHEDULE_DELAY = '100'
     process.env.OTEL_SERVICE_NAME = 'thread-test'
@@ -147,70 +224,74 @@ describe('the export thread: the SDK makes the recorded spans again and exports 
     await receiver.close()
   })
 
-  it('with the ids, parent, times, attributes, status, events and links each record had', async () => {
-    const errors: Error[] = []
-    const thread = startExportThread('svc-auth-gateway', 'svc-auth-gateway', error => errors.push(error))
-    const recorder = new SpanRecorder(api, new ParentBasedSampler({ root: new AlwaysOnSampler() }), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED)
-    const incoming = remoteParent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=opaque')
-    const server = recorder.startSpan('GET api', { kind: api.SpanKind.SERVER, attributes: { 'http.route': 'api' }, startTime: [1_800_000_000, 1_000] }, incoming)
-    const call = recorder.startSpan('backend GET', { kind: api.SpanKind.CLIENT, startTime: [1_800_000_000, 2_000] }, api.trace.setSpan(api.ROOT_CONTEXT, server))
-    call.setAttribute('http.response.status_code', 503).setStatus({ code: api.SpanStatusCode.ERROR, message: 'backend down' })
-    call.addEvent('retry', { attempt: 2 }, [1_800_000_000, 3_000])
-    call.addLink({ context: { traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), traceFlags: 1 } })
-    call.end([1_800_000_000, 4_000])
-    server.end([1_800_000_000, 5_000])
-    await thread.shutdown()
-    expect(errors).toEqual([])
+  it('exports exactly what the SDK would have on the request thread, byte for byte in OTLP\'s JSON', async () => {
+    // The SDK on this thread, as the gateway ran it before the export thread.
+    const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': 'svc-auth-gateway' })).merge(detectResources({ detectors: [envDetector] }))
+    const direct = new BasicTracerProvider({ resource, idGenerator: fixedIds(), spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] })
+    makeSpans(direct.getTracer('svc-auth-gateway'))
+    await direct.shutdown()
+    const expected = exported(receiver)
+    receiver.bodies.length = 0
 
-    const spans = receiver.bodies.flatMap(body => JSON.parse(body.toString('utf8')).resourceSpans.flatMap((resource: { resource: { attributes: { key: string, value: { stringValue?: string } }[] }, scopeSpans: { scope: { name: string }, spans: object[] }[] }) =>
-      resource.scopeSpans.flatMap(scope => scope.spans.map(span => ({ service: resource.resource.attributes.find(a => a.key === 'service.name')?.value.stringValue, scope: scope.scope.name, ...span })))))
-    expect(spans).toHaveLength(2)
-    const byName = Object.fromEntries(spans.map(span => [(span as { name: string }).name, span]))
-    expect(byName['GET api']).toMatchObject({
+    const failures: Error[] = []
+    const thread = startExportThread('svc-auth-gateway', 'svc-auth-gateway', { failed: error => failures.push(error), dropped: () => {} })
+    makeSpans(new SpanRecorder(api, core, new ParentBasedSampler({ root: new AlwaysOnSampler() }), fixedIds(), thread, SamplingDecision.RECORD_AND_SAMPLED))
+    await thread.shutdown()
+    expect(failures).toEqual([])
+    const byName = (spans: Array<Record<string, unknown>>) => [...spans].sort((a, b) => String(a.name).localeCompare(String(b.name)))
+    expect(expected).toHaveLength(3)
+    expect(byName(exported(receiver))).toEqual(byName(expected))
+    // And what that is, so that the two cannot agree on nothing.
+    const named = (name: string) => expected.find(span => span.name === name)
+    expect(named('GET api')).toMatchObject({
       service: 'thread-test',
       scope: 'svc-auth-gateway',
+      name: 'GET api',
       traceId: '0af7651916cd43dd8448eb211c80319c',
-      spanId: server.spanContext().spanId,
       parentSpanId: 'b7ad6b7169203331',
       traceState: 'vendor=opaque',
       kind: 2,
       startTimeUnixNano: '1800000000000001000',
       endTimeUnixNano: '1800000000000005000',
       attributes: [{ key: 'http.route', value: { stringValue: 'api' } }],
-      flags: 0x301, // sampled, and its parent is remote
+      status: { code: 1 },
+      flags: 0x301,
     })
-    expect(byName['backend GET']).toMatchObject({
-      traceId: '0af7651916cd43dd8448eb211c80319c',
-      spanId: call.spanContext().spanId,
-      parentSpanId: server.spanContext().spanId,
-      kind: 3,
-      startTimeUnixNano: '1800000000000002000',
-      endTimeUnixNano: '1800000000000004000',
-      attributes: [{ key: 'http.response.status_code', value: { intValue: 503 } }],
+    expect(named('backend GET /ping')).toMatchObject({
       status: { code: 2, message: 'backend down' },
-      events: [{ name: 'retry', timeUnixNano: '1800000000000003000', attributes: [{ key: 'attempt', value: { intValue: 2 } }] }],
-      links: [{ traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8) }],
-      flags: 0x101,
+      attributes: [{ key: 'http.response.status_code', value: { intValue: 503 } }, { key: 'tags', value: { arrayValue: { values: [{ stringValue: 'a' }, { stringValue: 'b' }] } } }],
+      events: [{ name: 'retry', timeUnixNano: '1800000000000003000' }, { name: 'exception', timeUnixNano: '1800000000000003500' }],
+      links: [{ traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), flags: 0x301 }],
     })
   })
 
-  it('a thread that fails is said once; records are then dropped and counted, and shutdown still ends', async () => {
-    const errors: Error[] = []
-    const thread = new ExportThread(new Worker('throw new Error("the thread failed")', { eval: true }), error => errors.push(error))
-    await expect.poll(() => errors.map(error => error.message)).toEqual(['the thread failed'])
-    const recorder = new SpanRecorder(api, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED)
-    recorder.startSpan('GET api').end()
-    expect(thread.dropped).toBe(1)
+  it('a thread that fails is said, its records dropped and counted meanwhile, and it is started again', async () => {
+    const failures: Array<[string, number]> = []
+    const drops: number[] = []
+    let starts = 0
+    const makeWorker = () => ++starts === 1
+      ? new Worker('throw new Error("the thread failed")', { eval: true })
+      : new Worker('const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage(m === "shutdown" ? { closed: true } : { took: JSON.parse(m).length }))', { eval: true })
+    const thread = new ExportThread(makeWorker, { failed: (error, retryMs) => failures.push([error.message, retryMs]), dropped: dropped => drops.push(dropped) }, 100)
+    await expect.poll(() => failures).toEqual([['the thread failed', 100]])
+    const recorder = new SpanRecorder(api, core, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED)
+    recorder.startSpan('while away').end()
+    expect([thread.dropped, drops]).toEqual([1, [1]])
+    await expect.poll(() => starts).toBe(2)
+    recorder.startSpan('back').end()
     await thread.shutdown()
+    expect(thread.dropped).toBe(1)
   })
 
-  it('a thread that falls behind holds at most 8,192 records; the rest are dropped and counted', async () => {
+  it('a thread that falls behind holds at most 2,048 records; the rest are dropped and counted', async () => {
     // A thread that never answers: every record handed over stays in flight.
     const worker = new Worker('require("node:worker_threads").parentPort.on("message", () => {})', { eval: true })
-    const thread = new ExportThread(worker, () => {})
-    const recorder = new SpanRecorder(api, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED)
-    for (let i = 0; i < 9_000; i++) recorder.startSpan('GET api').end()
-    expect(thread.dropped).toBe(9_000 - 8_192)
+    const drops: number[] = []
+    const thread = new ExportThread(() => worker, { failed: () => {}, dropped: dropped => drops.push(dropped) })
+    const recorder = new SpanRecorder(api, core, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED)
+    for (let i = 0; i < 3_000; i++) recorder.startSpan('GET api').end()
+    expect(thread.dropped).toBe(3_000 - 2_048)
+    expect(drops.at(-1)).toBe(3_000 - 2_048)
     await worker.terminate()
   })
 })

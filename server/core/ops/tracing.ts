@@ -5,8 +5,8 @@
 
 /**
  * The OpenTelemetry packages the export thread loads by file path (server/ops/tracing/export-thread.ts): no import
- * names them, so the layer's preset names them to the build's trace (server/preset.ts), which copies them into the
- * built server's node_modules.
+ * names them, so the layer names them to the build's file trace (nuxt.config.ts), which copies them into the built
+ * server's node_modules.
  */
 export const EXPORT_THREAD_PACKAGES = {
   api: '@opentelemetry/api',

@@ -1,16 +1,19 @@
 /**
- * The main thread's tracer: its spans are records (ids, times, name, kind, attributes, status), handed on ended to
- * the export thread (export-thread.ts), where the SDK makes its own spans of them, with the same ids and times, and
- * exports them. The SDK's spans, batches and exporter never run on the thread that serves requests: measured, they
- * cost a busy gateway several times their own work there (bench/RESULTS.md, History, 2026-11-27 16:00 UTC).
- * The sampler is the SDK's, asked here as the SDK's tracer would ask it; the ids come from ids.ts.
+ * The request thread's tracer: its spans are records (ids, times, name, kind, attributes, status, events, links),
+ * handed on ended to the export thread (export-thread.ts), where the SDK makes its own spans of them, with the same
+ * ids and times, and exports them. The SDK's spans, batches and exporter never run on the thread that serves requests:
+ * measured, they cost a busy gateway several times their own work there (bench/RESULTS.md, History, 2026-11-27 15:56).
+ * What a span keeps follows the SDK's span (sdk-trace's SpanImpl) to the letter: its clock, the attribute values it
+ * accepts, the status it lets change; the limits on attributes and their lengths are the SDK's to apply on the export
+ * thread. The sampler is the SDK's, asked as the SDK's tracer asks it; the ids come from ids.ts.
  */
 import type * as OtelApi from '@opentelemetry/api'
-import type { Attributes, AttributeValue, Context, Exception, Link, Span, SpanContext, SpanOptions, SpanStatus, TimeInput, Tracer } from '@opentelemetry/api'
+import type * as OtelCore from '@opentelemetry/core'
+import type { Attributes, AttributeValue, Context, Exception, HrTime, Link, Span, SpanContext, SpanOptions, SpanStatus, TimeInput, Tracer } from '@opentelemetry/api'
 import type { Sampler } from '@opentelemetry/sdk-trace-base'
 import type { RequestIds } from './ids'
 
-/** One ended span as the export thread receives it (structured-cloned): what the SDK needs to make it again. */
+/** One ended span as the export thread receives it (as JSON): what the SDK needs to make it again. */
 export interface SpanRecord {
   name: string
   kind: number
@@ -18,14 +21,15 @@ export interface SpanRecord {
   spanId: string
   /** The parent's span id and whether it came from another process (a trusted incoming traceparent). */
   parent?: { spanId: string, remote: boolean }
+  /** The span's tracestate (its parent's, or its sampler's), serialized. */
   traceState?: string
   /** HrTime ([seconds, nanoseconds] since the epoch), as the SDK keeps them. */
-  start: [number, number]
-  end: [number, number]
+  start: HrTime
+  end: HrTime
   attributes: Attributes
-  status?: SpanStatus
-  events?: { name: string, attributes?: Attributes, time: [number, number] }[]
-  links?: { traceId: string, spanId: string, traceFlags: number, traceState?: string, attributes?: Attributes }[]
+  status?: { code: number, message?: string }
+  events?: { name: string, attributes: Attributes, time: HrTime }[]
+  links?: { traceId: string, spanId: string, traceFlags: number, remote: boolean, traceState?: string, attributes: Attributes }[]
 }
 
 /** Where ended records go (the export thread). */
@@ -33,62 +37,89 @@ export interface RecordSink {
   push(record: SpanRecord): void
 }
 
-/** The process's time origin (milliseconds since the epoch): a getter into Node's C++ each time it is read. */
+/** What of @opentelemetry/core the recorder uses: handed in, as it is loaded only once tracing is on. */
+export type CoreTools = Pick<typeof OtelCore, 'addHrTimes' | 'hrTime' | 'isAttributeValue' | 'isTimeInput' | 'isTimeInputHrTime' | 'isTracingSuppressed' | 'millisToHrTime' | 'sanitizeAttributes'>
+
+/**
+ * Events and links a span keeps at most, the oldest dropped first (the SDK's defaults for OTEL_SPAN_EVENT_COUNT_LIMIT
+ * and OTEL_SPAN_LINK_COUNT_LIMIT): a span's record stays bounded here; the SDK applies the configured limits again.
+ */
+const MAX_EVENTS = 128
+const MAX_LINKS = 128
+
+/** The API's SpanStatusCode values. */
+const UNSET = 0
+const OK = 1
+const ERROR = 2
+
+/** The process's time origin: a getter into Node's C++ each time it is read. */
 const timeOrigin = performance.timeOrigin
 
-/** Now as HrTime since the epoch, as the SDK reads it (performance.timeOrigin + performance.now()). */
-export function hrNow(): [number, number] {
-  return millisToHr(timeOrigin + performance.now())
-}
-
-function millisToHr(ms: number): [number, number] {
-  const seconds = Math.trunc(ms / 1000)
-  const nanos = Math.round((ms - seconds * 1000) * 1e6)
-  return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
-}
-
-/** A time a caller gives (the API's TimeInput) as HrTime since the epoch, read as the SDK reads it. */
-export function toHrTime(time: TimeInput | undefined): [number, number] {
-  if (time === undefined) return hrNow()
-  if (Array.isArray(time)) return [time[0], time[1]]
-  if (time instanceof Date) return millisToHr(time.getTime())
-  // A number below the process's time origin is a performance.now() reading, as in the SDK.
-  return millisToHr(time < timeOrigin ? timeOrigin + time : time)
-}
-
-/** A span being recorded on the main thread: the API's Span, kept as a record until it ends. */
+/** A span being recorded on the request thread: the API's Span, kept as a record until it ends. */
 class RecordedSpan implements Span {
   private ended = false
+  /** The SDK's clock: the start from Date.now(), later times the start plus the monotonic time since. */
+  private readonly perfStart = performance.now()
+  private readonly perfOffset: number
+  private readonly startProvided: boolean
 
-  constructor(private readonly context: SpanContext, private readonly record: SpanRecord, private readonly sink: RecordSink) {}
+  constructor(private readonly context: SpanContext, private readonly record: SpanRecord, private readonly sink: RecordSink, private readonly core: CoreTools, startTime: TimeInput | undefined) {
+    const now = Date.now()
+    this.perfOffset = now - (this.perfStart + timeOrigin)
+    this.startProvided = startTime != null
+    record.start = this.time(startTime ?? now)
+  }
+
+  /** A time given (the API's TimeInput), or now, as the SDK's span reads it. */
+  private time(input: TimeInput | undefined): HrTime {
+    const { core } = this
+    // A number up to performance.now() is a performance timestamp, moved onto the wall clock the start was read from.
+    if (typeof input === 'number' && input <= performance.now()) return core.hrTime(input + this.perfOffset)
+    if (typeof input === 'number') return core.millisToHrTime(input)
+    if (input instanceof Date) return core.millisToHrTime(input.getTime())
+    if (core.isTimeInputHrTime(input)) return [input[0], input[1]]
+    if (this.startProvided) return core.millisToHrTime(Date.now())
+    return core.addHrTimes(this.record.start, core.millisToHrTime(performance.now() - this.perfStart))
+  }
 
   spanContext(): SpanContext {
     return this.context
   }
 
   setAttribute(key: string, value: AttributeValue): this {
-    // Values are checked by the SDK's span on the export thread, as setAttribute would check them.
-    if (!this.ended && value !== undefined && value !== null) this.record.attributes[key] = value
+    // What the SDK's span refuses is left out (a value that is not a string, number, boolean or array of one kind).
+    if (value == null || this.ended || key.length === 0 || !this.core.isAttributeValue(value)) return this
+    this.record.attributes[key] = Array.isArray(value) ? value.slice() as AttributeValue : value
     return this
   }
 
   setAttributes(attributes: Attributes): this {
-    for (const key in attributes) this.setAttribute(key, attributes[key]!)
+    for (const key in attributes) {
+      if (Object.prototype.hasOwnProperty.call(attributes, key)) this.setAttribute(key, attributes[key]!)
+    }
     return this
   }
 
   addEvent(name: string, attributesOrTime?: Attributes | TimeInput, time?: TimeInput): this {
     if (this.ended) return this
-    const isTime = typeof attributesOrTime === 'number' || Array.isArray(attributesOrTime) || attributesOrTime instanceof Date
-    const attributes = isTime ? undefined : attributesOrTime as Attributes | undefined
-    ;(this.record.events ??= []).push({ name, attributes: attributes && { ...attributes }, time: toHrTime(isTime ? attributesOrTime as TimeInput : time) })
+    const { core } = this
+    let attributes = attributesOrTime as Attributes | undefined
+    if (core.isTimeInput(attributesOrTime)) {
+      if (!core.isTimeInput(time)) time = attributesOrTime
+      attributes = undefined
+    }
+    const events = this.record.events ??= []
+    if (events.length >= MAX_EVENTS) events.shift()
+    events.push({ name, attributes: core.sanitizeAttributes(attributes), time: this.time(time) })
     return this
   }
 
   addLink(link: Link): this {
     if (this.ended) return this
-    const { traceId, spanId, traceFlags, traceState } = link.context
-    ;(this.record.links ??= []).push({ traceId, spanId, traceFlags, traceState: traceState?.serialize(), attributes: link.attributes && { ...link.attributes } })
+    const links = this.record.links ??= []
+    if (links.length >= MAX_LINKS) links.shift()
+    const { traceId, spanId, traceFlags, traceState, isRemote } = link.context
+    links.push({ traceId, spanId, traceFlags, remote: isRemote === true, traceState: traceState?.serialize(), attributes: this.core.sanitizeAttributes(link.attributes) })
     return this
   }
 
@@ -97,8 +128,10 @@ class RecordedSpan implements Span {
     return this
   }
 
+  /** As the SDK: UNSET never replaces a status, and OK is final; only an ERROR keeps its message. */
   setStatus(status: SpanStatus): this {
-    if (!this.ended) this.record.status = { code: status.code, message: status.message }
+    if (this.ended || status.code === UNSET || this.record.status?.code === OK) return this
+    this.record.status = status.code === ERROR && typeof status.message === 'string' ? { code: ERROR, message: status.message } : { code: status.code }
     return this
   }
 
@@ -110,7 +143,7 @@ class RecordedSpan implements Span {
   end(endTime?: TimeInput): void {
     if (this.ended) return
     this.ended = true
-    this.record.end = toHrTime(endTime)
+    this.record.end = this.time(endTime)
     this.sink.push(this.record)
   }
 
@@ -135,13 +168,15 @@ class RecordedSpan implements Span {
 }
 
 /**
- * The tracer the gateway's spans start from (spans.ts): asks the sampler as the SDK's tracer does (with the parent of
- * the context given, the trace id it will have and the span's name, kind, attributes and links), and returns a
- * recording span when it samples, else a non-recording span with the ids (sampled flag 0) for propagation.
+ * The tracer the gateway's spans start from (spans.ts), as the SDK's tracer starts them: none where tracing is
+ * suppressed; the parent from the context given (unless `root`); the sampler asked with the trace id the span will
+ * have and its name, kind, attributes and links; a recording span when it samples, else a non-recording span with
+ * the ids (sampled flag 0) for propagation.
  */
 export class SpanRecorder implements Tracer {
   constructor(
     private readonly api: typeof OtelApi,
+    private readonly core: CoreTools,
     private readonly sampler: Sampler,
     private readonly ids: RequestIds,
     private readonly sink: RecordSink,
@@ -149,21 +184,22 @@ export class SpanRecorder implements Tracer {
   ) {}
 
   startSpan(name: string, options: SpanOptions = {}, context: Context = this.api.ROOT_CONTEXT): Span {
-    const { api } = this
+    const { api, core } = this
+    if (core.isTracingSuppressed(context)) return api.trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT)
     const parentContext = options.root ? api.trace.deleteSpan(context) : context
     const parent = api.trace.getSpanContext(parentContext)
     const validParent = parent !== undefined && api.isSpanContextValid(parent) ? parent : undefined
-    const traceId = validParent?.traceId ?? this.ids.generateTraceId()
+    // The span id first, then a trace id when there is no parent: the SDK's order.
     const spanId = this.ids.generateSpanId()
+    const traceId = validParent?.traceId ?? this.ids.generateTraceId()
     const kind = options.kind ?? api.SpanKind.INTERNAL
-    const attributes = { ...options.attributes }
-    const links = options.links ?? []
+    const links = (options.links ?? []).map(link => ({ context: link.context, attributes: core.sanitizeAttributes(link.attributes) }))
+    const attributes = core.sanitizeAttributes(options.attributes)
     const decision = this.sampler.shouldSample(parentContext, traceId, name, kind, attributes, links)
     const traceState = decision.traceState ?? validParent?.traceState
     // Only RECORD_AND_SAMPLED is exported (the SDK's batch processor drops RECORD-only spans): none of the standard
     // samplers the gateway offers answers RECORD alone, so a span is recorded exactly when it is sampled.
     if (decision.decision !== this.recordAndSample) return api.trace.wrapSpanContext({ traceId, spanId, traceFlags: 0, traceState })
-    if (decision.attributes) Object.assign(attributes, decision.attributes)
     const record: SpanRecord = {
       name,
       kind,
@@ -171,12 +207,13 @@ export class SpanRecorder implements Tracer {
       spanId,
       parent: validParent && { spanId: validParent.spanId, remote: validParent.isRemote === true },
       traceState: traceState?.serialize(),
-      start: toHrTime(options.startTime),
+      start: [0, 0],
       end: [0, 0],
-      attributes,
+      attributes: {},
     }
-    const span = new RecordedSpan({ traceId, spanId, traceFlags: 1, traceState }, record, this.sink)
+    const span = new RecordedSpan({ traceId, spanId, traceFlags: 1, traceState }, record, this.sink, core, options.startTime)
     if (links.length) span.addLinks(links)
+    span.setAttributes(Object.assign(attributes, decision.attributes))
     return span
   }
 

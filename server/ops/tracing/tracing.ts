@@ -11,6 +11,7 @@
 import type { Sampler } from '@opentelemetry/sdk-trace-base'
 import { samplerChoice, tracingWanted, type SamplerChoice, type TracingEnv } from '../../core/ops/tracing'
 import { useLogger } from '../logger'
+import { throttledWarning } from '../throttled-warning'
 import { startExportThread } from './export-thread'
 import { RequestIds } from './ids'
 import { SpanRecorder } from './recorder'
@@ -48,7 +49,7 @@ export function tracingStarted(): Promise<unknown> {
  * (recorder.ts). A failure of the thread is said once, in a `tracing` line.
  */
 async function load(choice: SamplerChoice): Promise<Tracing> {
-  const [api, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, sdk] = await Promise.all([
+  const [api, { AsyncLocalStorageContextManager }, core, sdk] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/context-async-hooks'),
     import('@opentelemetry/core'),
@@ -63,7 +64,11 @@ async function load(choice: SamplerChoice): Promise<Tracing> {
     toString: () => parentBased.toString(),
   }
   const ids = new RequestIds()
-  const thread = startExportThread(DEFAULT_SERVICE_NAME, SCOPE_NAME, error => useLogger().error({ type: 'tracing', error: error.message }, 'OpenTelemetry: luồng xuất trace đã dừng, từ đây không gửi span nào nữa.'))
+  const droppedWarning = throttledWarning(60_000)
+  const thread = startExportThread(DEFAULT_SERVICE_NAME, SCOPE_NAME, {
+    failed: (error, retryMs) => useLogger().error({ type: 'tracing', error: error.message }, `OpenTelemetry: luồng xuất trace đã dừng, chạy lại sau ${retryMs / 1000} giây; span trong lúc đó bị bỏ.`),
+    dropped: dropped => droppedWarning(`OpenTelemetry: luồng xuất trace không theo kịp hoặc đang dừng, đã bỏ ${dropped} span từ khi khởi động.`),
+  })
   const notRecorded = sdk.SamplingDecision.NOT_RECORD
   const kind = api.SpanKind.SERVER
   const noAttributes = Object.freeze({})
@@ -71,10 +76,10 @@ async function load(choice: SamplerChoice): Promise<Tracing> {
   const contexts = new AsyncLocalStorageContextManager().enable()
   const started: Tracing = {
     api,
-    tracer: new SpanRecorder(api, sampler, ids, thread, sdk.SamplingDecision.RECORD_AND_SAMPLED),
+    tracer: new SpanRecorder(api, core, sampler, ids, thread, sdk.SamplingDecision.RECORD_AND_SAMPLED),
     sampled: (parent, traceId, name) => sampler.shouldSample(parent, traceId, name, kind, noAttributes, noLinks).decision !== notRecorded,
     ids,
-    propagator: new W3CTraceContextPropagator(),
+    propagator: new core.W3CTraceContextPropagator(),
     contexts,
     shutdown: () => thread.shutdown(),
   }
