@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installRuntime, supportedMajors } from '../../.ci/runtime.mjs'
 import { startSampleBackend } from '../../dev/backend.mjs'
 import { startDevIam, USERS } from '../../dev/iam.mjs'
+import { EXPORT_THREAD_PACKAGES } from '../../server/core/ops/tracing'
 import { STATIC_REFUSAL } from '../../server/core/config/server-preset'
 import { vi } from '../../shared/messages'
 import { launchChromium } from '../support/browser'
@@ -397,6 +398,10 @@ describe('a fresh app that installs the packed layer', () => {
     // The app's utils named like the gateway's former internals are the app's, and the gateway above kept working.
     const names = await rawRequest(`${gateway.url}/app-names`)
     expect(JSON.parse(names.body)).toEqual({ logger: 'the app\'s logger', metrics: 'the app\'s metrics', config: 'the app\'s config', cookie: 'the app\'s cookie' })
+  })
+
+  it('holds in its build the OpenTelemetry packages the tracing export thread loads by path (no import names them)', () => {
+    for (const name of Object.values(EXPORT_THREAD_PACKAGES)) expect(existsSync(join(app, '.output/server/node_modules', name, 'package.json')), name).toBe(true)
   })
 
   it('adds to the app\'s auto-imports exactly the names of the README\'s API table, on the server and the client', () => {
