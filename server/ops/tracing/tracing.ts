@@ -46,7 +46,8 @@ export function tracingStarted(): Promise<unknown> {
 /**
  * Loads what the main thread needs (the API, the context manager, the propagator, the SDK's sampler) and starts the
  * export thread, where the SDK makes and sends the spans (export-thread.ts); the spans recorded here go there
- * (recorder.ts). A failure of the thread is said once, in a `tracing` line.
+ * (recorder.ts). A failure of the thread is said in a `tracing` error line (the thread is started again), spans
+ * dropped in a warning at most once a minute.
  */
 async function load(choice: SamplerChoice): Promise<Tracing> {
   const [api, { AsyncLocalStorageContextManager }, core, sdk] = await Promise.all([
