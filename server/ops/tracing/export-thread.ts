@@ -119,6 +119,7 @@ export class ExportThread implements RecordSink {
     this.worker = worker
     this.inFlight = 0
     worker.on('message', (message: ThreadMessage) => {
+      if (this.worker !== worker) return // a thread already replaced: its counts are not the new one's
       if (!('took' in message)) return this.closed?.()
       this.inFlight -= message.took
       this.restartMs = this.firstRestartMs // it works: a later failure starts the wait again from the first step
