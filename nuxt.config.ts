@@ -14,7 +14,8 @@ const LAYER_DIR = dirname(fileURLToPath(import.meta.url))
  * resolved from the layer: no import names them, so every server build names them to Nitro's file trace, which
  * copies them into the built server's node_modules.
  */
-const EXPORT_THREAD_FILES = Object.values(EXPORT_THREAD_PACKAGES).map(name => createRequire(import.meta.url).resolve(name))
+const layerRequire = createRequire(import.meta.url)
+const EXPORT_THREAD_FILES = Object.values(EXPORT_THREAD_PACKAGES).map(name => layerRequire.resolve(name))
 /** The layer's own /api/** catch-all (the proxy); every other route under /api belongs to the app and wins. */
 const PROXY_ROUTE_FILE = join(LAYER_DIR, 'server/routes/api/[...path].ts')
 /** The route guard (app/lib/route-guard.ts), registered under this name by its path, not found by a file's name. */

@@ -1,15 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AccessLine } from '../core/ops/access-line'
-import { capLogField } from '../core/ops/log-field'
+import { capLogField, MAX_LOGGED_PATH } from '../core/ops/log-field'
 import { useGatewayConfig } from '../ops/config'
 import { workStarted } from '../ops/drain'
 import { accessLineWriter, useLogger } from '../ops/logger'
 import { useMetrics, type RouteGroup } from '../ops/metrics'
 import { endRequestSpan, traceFields, type Span } from '../ops/tracing/spans'
 import type { Exchange } from './scope'
-
-/** An access line's path is cut at this length (the query is never written: it may hold anything). */
-const MAX_LOGGED_PATH = 2048
 
 /** The path of a request URL without its query, cut to MAX_LOGGED_PATH (marked as cut, see capLogField). */
 export function loggedPath(url: string | undefined): string {

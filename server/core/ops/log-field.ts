@@ -3,6 +3,9 @@
 /** The most characters of a client-supplied value a log line holds (a username, an application code, an id). */
 export const MAX_LOG_FIELD = 128
 
+/** The most characters of a request path an access line or a span holds (the query is never written: it may hold anything). */
+export const MAX_LOGGED_PATH = 2048
+
 /**
  * `value` cut to `max` characters, marked with how much was cut (`…[+63372]`), so a line can never carry a client's
  * megabytes; shorter values are returned as they are.

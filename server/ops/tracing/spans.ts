@@ -6,7 +6,7 @@
  */
 import type { Attributes, Span } from '@opentelemetry/api'
 import type { IncomingHttpHeaders } from 'node:http'
-import { capLogField } from '../../core/ops/log-field'
+import { capLogField, MAX_LOGGED_PATH } from '../../core/ops/log-field'
 import { useTracing, type Tracing } from './holder'
 import { randomHexId } from './ids'
 
@@ -15,13 +15,10 @@ export type { Span } from '@opentelemetry/api'
 /** The attribute a named step's outcome is written to. */
 export const OUTCOME_ATTRIBUTE = 'svc_gateway.outcome'
 
-/** A span's `url.path` is cut at this length, as an access line's path is (a browser chooses it). */
-const MAX_SPAN_PATH = 2048
-
-/** The path of a request target without its query (the callback's carries the authorization code), cut to MAX_SPAN_PATH. */
+/** The path of a request target without its query (the callback's carries the authorization code), cut as an access line's is. */
 export function pathOf(url: string): string {
   const query = url.search(/[?#]/)
-  return capLogField(query === -1 ? url : url.slice(0, query), MAX_SPAN_PATH)
+  return capLogField(query === -1 ? url : url.slice(0, query), MAX_LOGGED_PATH)
 }
 
 /** What a server span starts from: the request as the gate has worked it out. */
