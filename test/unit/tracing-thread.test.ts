@@ -13,7 +13,7 @@ import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver'
 
 const recordedBy = (sampler: Sampler) => {
   const records: SpanRecord[] = []
-  const recorder = new SpanRecorder(api, core, sampler, new RequestIds(), { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED)
+  const recorder = new SpanRecorder(api, core, sampler, new RequestIds(), { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED, true)
   return { recorder, records }
 }
 
@@ -79,22 +79,49 @@ describe('SpanRecorder: the main thread\'s spans, kept as records', () => {
     }
   })
 
-  it('the trace id chosen ahead (ids.withTraceId) is the root span\'s; a ratio sampler decides on it as the SDK does', () => {
-    const ids = new RequestIds()
+  it('a request\'s span (startRequest) asks the sampler once, on the trace id the span gets; a ratio sampler decides on it as the SDK does', () => {
+    const ratio = new TraceIdRatioBasedSampler(0.5)
+    const asked: string[] = []
+    const sampler: Sampler = { shouldSample: (...args) => (asked.push(args[1]), ratio.shouldSample(...args)) }
+    // The first trace id drawn is the test's, any later one another: the span and the answer must both have the first.
+    let next: string | undefined
+    const ids = { generateTraceId: () => {
+      const id = next ?? 'e'.repeat(32)
+      next = undefined
+      return id
+    }, generateSpanId: () => new RequestIds().generateSpanId() } as RequestIds
     const records: SpanRecord[] = []
-    const sampler = new TraceIdRatioBasedSampler(0.5)
-    const recorder = new SpanRecorder(api, core, sampler, ids, { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED)
+    const recorder = new SpanRecorder(api, core, sampler, ids, { push: record => records.push(record) }, SamplingDecision.RECORD_AND_SAMPLED, true)
     let sampled = 0
     for (let i = 0; i < 200; i++) {
-      const traceId = (i.toString(16).padStart(8, '0')).repeat(4)
-      const expected = sampler.shouldSample(api.ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED
-      const span = ids.withTraceId(traceId, () => recorder.startSpan('GET api'))
-      expect(span.spanContext().traceId).toBe(traceId)
+      const traceId = next = new RequestIds().generateTraceId()
+      const expected = ratio.shouldSample(api.ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED
+      const span = recorder.startRequest('GET api', api.SpanKind.SERVER, api.ROOT_CONTEXT)
+      expect(asked.splice(0)).toEqual([traceId])
+      expect(span.spanContext()).toMatchObject({ traceId, spanId: expect.stringMatching(/^[0-9a-f]{16}$/), traceFlags: expected ? 1 : 0 })
       expect(span.isRecording()).toBe(expected)
+      // Its backend call's span asks no sampler: sampled with it, or none.
+      const child = recorder.startChild(span, 'backend GET', api.SpanKind.CLIENT, { 'url.path': '/ping' })
+      expect(asked).toEqual([])
+      expect(child?.spanContext()).toEqual(expected ? { traceId, spanId: expect.stringMatching(/^[0-9a-f]{16}$/), traceFlags: 1, traceState: undefined } : undefined)
+      child?.end()
+      span.end()
       if (expected) sampled++
     }
     expect(sampled).toBeGreaterThan(0)
     expect(sampled).toBeLessThan(200)
+    expect(records).toHaveLength(sampled * 2)
+  })
+
+  it('startChild makes no span under a span not recording (not sampled, or ended), nor for a sampler that might not sample the child', () => {
+    const { recorder } = recordedBy(new AlwaysOnSampler())
+    const parent = recorder.startRequest('GET api', api.SpanKind.SERVER, api.ROOT_CONTEXT)
+    expect(recorder.startChild(parent, 'x', api.SpanKind.CLIENT, {})?.isRecording()).toBe(true)
+    expect(recorder.startChild(api.trace.wrapSpanContext(parent.spanContext()), 'x', api.SpanKind.CLIENT, {})).toBeUndefined()
+    parent.end()
+    expect(recorder.startChild(parent, 'x', api.SpanKind.CLIENT, {})).toBeUndefined()
+    const cautious = new SpanRecorder(api, core, new AlwaysOnSampler(), new RequestIds(), { push: () => {} }, SamplingDecision.RECORD_AND_SAMPLED, false)
+    expect(cautious.startChild(cautious.startSpan('GET api'), 'x', api.SpanKind.CLIENT, {})).toBeUndefined()
   })
 
   it('events, links, a new name and recordException are kept as the SDK keeps them', () => {
@@ -185,11 +212,14 @@ function exported(receiver: OtlpReceiver): Array<Record<string, unknown>> {
     resource.scopeSpans.flatMap(scope => scope.spans.map(span => ({ service: resource.resource.attributes.find(a => a.key === 'service.name')?.value.stringValue, scope: scope.scope.name, ...span })))))
 }
 
-/** Ids handed out in order, the same for every tracer given one: so that two tracers make the same spans. */
+/**
+ * Ids handed out in order, trace ids and span ids each from a counter of their own, the same for every tracer given
+ * one: so that two tracers make the same spans, whichever of a span's two ids they take first.
+ */
 function fixedIds(): RequestIds {
-  let n = 0
-  const next = (length: number) => (++n).toString(16).padStart(length, '0')
-  return { generateTraceId: () => next(32), generateSpanId: () => next(16), withTraceId: (_id: string, start: () => unknown) => start() } as unknown as RequestIds
+  const counters = { 16: 0, 32: 0 }
+  const next = (length: 16 | 32) => (++counters[length]).toString(16).padStart(length, '0')
+  return { generateTraceId: () => next(32), generateSpanId: () => next(16) }
 }
 
 /** The same calls on any tracer: a trusted incoming parent, a child with everything a span can carry, some refused. */
@@ -235,7 +265,7 @@ describe('the export thread: the SDK makes the recorded spans again and exports 
 
     const failures: Error[] = []
     const thread = startExportThread('svc-auth-gateway', 'svc-auth-gateway', { failed: error => failures.push(error), dropped: () => {} })
-    makeSpans(new SpanRecorder(api, core, new ParentBasedSampler({ root: new AlwaysOnSampler() }), fixedIds(), thread, SamplingDecision.RECORD_AND_SAMPLED))
+    makeSpans(new SpanRecorder(api, core, new ParentBasedSampler({ root: new AlwaysOnSampler() }), fixedIds(), thread, SamplingDecision.RECORD_AND_SAMPLED, true))
     await thread.shutdown()
     expect(failures).toEqual([])
     const byName = (spans: Array<Record<string, unknown>>) => [...spans].sort((a, b) => String(a.name).localeCompare(String(b.name)))
@@ -265,6 +295,53 @@ describe('the export thread: the SDK makes the recorded spans again and exports 
     })
   })
 
+  it('a request\'s spans made the short way (startRequest, startChild) are exported as the SDK\'s startSpan makes them', async () => {
+    const incoming = remoteParent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=opaque')
+    const notSampled = remoteParent('00-0af7651916cd43dd8448eb211c80319d-b7ad6b7169203332-00')
+    const parents = [api.ROOT_CONTEXT, incoming, notSampled]
+    const sampler = () => new ParentBasedSampler({ root: new AlwaysOnSampler() })
+    receiver.bodies.length = 0
+    const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': 'svc-auth-gateway' })).merge(detectResources({ detectors: [envDetector] }))
+    const direct = new BasicTracerProvider({ resource, idGenerator: fixedIds(), sampler: sampler(), spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] })
+    const tracer = direct.getTracer('svc-auth-gateway')
+    for (const parent of parents) {
+      const server = tracer.startSpan('GET api', { kind: api.SpanKind.SERVER }, parent)
+      server.setAttributes({ 'http.route': 'api' })
+      tracer.startSpan('backend GET', { kind: api.SpanKind.CLIENT, attributes: { 'url.path': '/ping' } }, api.trace.setSpan(api.ROOT_CONTEXT, server)).end()
+      server.end()
+    }
+    await direct.shutdown()
+    const expected = exported(receiver)
+    receiver.bodies.length = 0
+
+    const thread = startExportThread('svc-auth-gateway', 'svc-auth-gateway', { failed: () => {}, dropped: () => {} })
+    const recorder = new SpanRecorder(api, core, sampler(), fixedIds(), thread, SamplingDecision.RECORD_AND_SAMPLED, true)
+    const unsampled: api.SpanContext[] = []
+    for (const parent of parents) {
+      const server = recorder.startRequest('GET api', api.SpanKind.SERVER, parent)
+      if (server.isRecording()) server.setAttributes({ 'http.route': 'api' })
+      else unsampled.push(server.spanContext())
+      recorder.startChild(server, 'backend GET', api.SpanKind.CLIENT, { 'url.path': '/ping' })?.end()
+      server.end()
+    }
+    await thread.shutdown()
+    // Times are each tracer's own now: checked as times, then left out of the comparison.
+    const timeless = (spans: Array<Record<string, unknown>>) => spans.map(({ startTimeUnixNano, endTimeUnixNano, ...span }) => {
+      expect(BigInt(String(endTimeUnixNano))).toBeGreaterThanOrEqual(BigInt(String(startTimeUnixNano)))
+      return span
+    }).sort((a, b) => String(a.spanId).localeCompare(String(b.spanId)))
+    expect(expected).toHaveLength(4)
+    expect(timeless(exported(receiver))).toEqual(timeless(expected))
+    expect(timeless(expected).map(span => [span.name, span.traceId, span.parentSpanId, span.traceState])).toEqual([
+      ['GET api', '1'.padStart(32, '0'), undefined, undefined],
+      ['backend GET', '1'.padStart(32, '0'), '1'.padStart(16, '0'), undefined],
+      ['GET api', '0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331', 'vendor=opaque'],
+      ['backend GET', '0af7651916cd43dd8448eb211c80319c', '3'.padStart(16, '0'), 'vendor=opaque'],
+    ])
+    // The parent not sampled: a span of the gateway's own id on its trace, not sampled, which the backend receives.
+    expect(unsampled).toEqual([{ traceId: '0af7651916cd43dd8448eb211c80319d', spanId: '5'.padStart(16, '0'), traceFlags: 0, traceState: undefined }])
+  })
+
   it('a thread that fails is said, its records dropped and counted meanwhile, and it is started again', async () => {
     const failures: Array<[string, number]> = []
     const drops: number[] = []
@@ -274,7 +351,7 @@ describe('the export thread: the SDK makes the recorded spans again and exports 
       : new Worker('const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage(m === "shutdown" ? { closed: true } : { took: JSON.parse(m).length }))', { eval: true })
     const thread = new ExportThread(makeWorker, { failed: (error, retryMs) => failures.push([error.message, retryMs]), dropped: dropped => drops.push(dropped) }, 100)
     await expect.poll(() => failures).toEqual([['the thread failed', 100]])
-    const recorder = new SpanRecorder(api, core, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED)
+    const recorder = new SpanRecorder(api, core, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED, true)
     recorder.startSpan('while away').end()
     expect([thread.dropped, drops]).toEqual([1, [1]])
     await expect.poll(() => starts).toBe(2)
@@ -288,7 +365,7 @@ describe('the export thread: the SDK makes the recorded spans again and exports 
     const worker = new Worker('require("node:worker_threads").parentPort.on("message", () => {})', { eval: true })
     const drops: number[] = []
     const thread = new ExportThread(() => worker, { failed: () => {}, dropped: dropped => drops.push(dropped) })
-    const recorder = new SpanRecorder(api, core, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED)
+    const recorder = new SpanRecorder(api, core, new AlwaysOnSampler(), new RequestIds(), thread, SamplingDecision.RECORD_AND_SAMPLED, true)
     for (let i = 0; i < 3_000; i++) recorder.startSpan('GET api').end()
     expect(thread.dropped).toBe(3_000 - 2_048)
     expect(drops.at(-1)).toBe(3_000 - 2_048)

@@ -10,16 +10,15 @@ import type { W3CTraceContextPropagator } from '@opentelemetry/core'
 export interface Tracing {
   /** OpenTelemetry's API (trace.setSpan, SpanKind, SpanStatusCode, ROOT_CONTEXT), loaded with the SDK. */
   readonly api: typeof OtelApi
-  /** The main thread's tracer (recorder.ts): its spans are made again and exported on the export thread. */
-  readonly tracer: OtelApi.Tracer
   /**
-   * Whether a request's server span (`name`, under `parent`: a trusted incoming traceparent, else the root) on this
-   * trace id is recorded: the question the tracer's own sampler answers (OTEL_TRACES_SAMPLER), asked ahead of it so
-   * that a request not sampled makes no SDK span at all.
+   * The main thread's tracer (recorder.ts SpanRecorder): its spans are made again and exported on the export thread.
+   * Besides the API's startSpan, the two short ways of the proxy's every sampled request: a request's server span
+   * (startRequest) and a sampled span's child (startChild: undefined when it cannot take that way).
    */
-  readonly sampled: (parent: OtelApi.Context, traceId: string, name: string) => boolean
-  /** The tracer's ids (ids.ts RequestIds): a root span started in `ids.withTraceId` gets the trace id its decision was taken on. */
-  readonly ids: { withTraceId: <T>(traceId: string, start: () => T) => T }
+  readonly tracer: OtelApi.Tracer & {
+    startRequest: (name: string, kind: OtelApi.SpanKind, parent: OtelApi.Context) => OtelApi.Span
+    startChild: (parent: OtelApi.Span, name: string, kind: OtelApi.SpanKind, attributes: OtelApi.Attributes) => OtelApi.Span | undefined
+  }
   /** `traceparent` and `tracestate`, read (APP_OTEL_TRUST_INCOMING) and written (the backend, the IAM, the provider). */
   readonly propagator: W3CTraceContextPropagator
   /** The span a piece of work runs under: set around each request's dispatch, read by the calls it makes. */

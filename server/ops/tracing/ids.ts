@@ -1,6 +1,6 @@
 /**
- * Trace and span ids, for the SDK's spans (the provider's id generator) and for the requests not sampled (which the SDK
- * never sees): random hex cut from a pool of random bytes, hex-encoded in one call, several hundred ids at a time.
+ * Trace and span ids, for every span of the request thread (recorder.ts), sampled or not: random hex cut from a pool
+ * of random bytes, hex-encoded in one call, several hundred ids at a time.
  */
 import { randomFillSync } from 'node:crypto'
 import type { IdGenerator } from '@opentelemetry/sdk-trace-base'
@@ -26,31 +26,13 @@ export function randomHexId(size: 8 | 16): string {
   return id === ZERO[size] ? randomHexId(size) : id
 }
 
-/**
- * The provider's ids. A request's server span is sampled ahead of the SDK (spans.ts startRequestSpan) on a trace id
- * chosen here first: `withTraceId` hands that id to the SDK's next root span, so the span and the decision agree.
- */
+/** The recorder's ids (recorder.ts): a trace id for each root span, a span id for every span. */
 export class RequestIds implements IdGenerator {
-  private next: string | undefined
-
   generateTraceId(): string {
-    const chosen = this.next
-    this.next = undefined
-    return chosen ?? randomHexId(16)
+    return randomHexId(16)
   }
 
   generateSpanId(): string {
     return randomHexId(8)
-  }
-
-  /** Runs `start` (a root span's start) with `traceId` as the trace id the SDK gets next; it is not kept after. */
-  withTraceId<T>(traceId: string, start: () => T): T {
-    this.next = traceId
-    try {
-      return start()
-    }
-    finally {
-      this.next = undefined
-    }
   }
 }

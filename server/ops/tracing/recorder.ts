@@ -9,7 +9,7 @@
  */
 import type * as OtelApi from '@opentelemetry/api'
 import type * as OtelCore from '@opentelemetry/core'
-import type { Attributes, AttributeValue, Context, Exception, HrTime, Link, Span, SpanContext, SpanOptions, SpanStatus, TimeInput, Tracer } from '@opentelemetry/api'
+import type { Attributes, AttributeValue, Context, Exception, HrTime, Link, Span, SpanContext, SpanOptions, SpanStatus, TimeInput, Tracer, TraceState } from '@opentelemetry/api'
 import type { Sampler } from '@opentelemetry/sdk-trace-base'
 import type { RequestIds } from './ids'
 
@@ -51,6 +51,10 @@ const MAX_LINKS = 128
 const UNSET = 0
 const OK = 1
 const ERROR = 2
+
+/** What a request's server span is sampled with (startRequest): as the SDK's tracer asks for a span given neither. */
+const NO_ATTRIBUTES: Attributes = Object.freeze({})
+const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[]
 
 /** The process's time origin: a getter into Node's C++ each time it is read. */
 const timeOrigin = performance.timeOrigin
@@ -181,7 +185,44 @@ export class SpanRecorder implements Tracer {
     private readonly ids: RequestIds,
     private readonly sink: RecordSink,
     private readonly recordAndSample: number,
+    /** Whether the sampler samples every child of a sampled span of this process (see startChild). */
+    private readonly samplesChildren: boolean,
   ) {}
+
+  /**
+   * A request's server span (`name`, `kind`) under `parent`: a trusted incoming traceparent's context, else the root.
+   * The SDK's tracer would ask its sampler on the same facts for startSpan(name, { kind }, parent): the parent's trace
+   * id (else a new one), the name, the kind, no attributes, no links. Asked once here, and a sampled span is made
+   * from that answer directly. Not sampled: a non-recording span with the ids the SDK would have given it (a span id of
+   * its own, sampled flag 0), which a proxied request hands on to its backend. `parent` is never a context where
+   * tracing is suppressed (the root, or one the propagator extracted from it).
+   */
+  startRequest(name: string, kind: number, parent: Context): Span {
+    const { api } = this
+    const remote = api.trace.getSpanContext(parent)
+    const validParent = remote !== undefined && api.isSpanContextValid(remote) ? remote : undefined
+    const traceId = validParent?.traceId ?? this.ids.generateTraceId()
+    const decision = this.sampler.shouldSample(parent, traceId, name, kind, NO_ATTRIBUTES, NO_LINKS)
+    const spanId = this.ids.generateSpanId()
+    const traceState = decision.traceState ?? validParent?.traceState
+    if (decision.decision !== this.recordAndSample) return api.trace.wrapSpanContext({ traceId, spanId, traceFlags: 0, traceState })
+    const span = this.recorded(name, kind, traceId, spanId, validParent && { spanId: validParent.spanId, remote: validParent.isRemote === true }, traceState, undefined)
+    return decision.attributes ? span.setAttributes(decision.attributes) : span
+  }
+
+  /**
+   * A child of `parent`, a sampled span of this recorder's, sampled without asking the sampler, which would sample it
+   * (`samplesChildren`: true of every sampler the gateway builds, core/ops/tracing.ts SamplerChoice: a parent-based
+   * one samples a sampled local parent's children, `always_on` every span, and `traceidratio` decides on the trace id
+   * alone, which the parent was sampled on). Its tracestate is the parent's, as the SDK's. Undefined when `parent` is
+   * not such a span or the sampler might answer otherwise: startSpan then. The backend call of every sampled
+   * proxied request takes this path.
+   */
+  startChild(parent: Span, name: string, kind: number, attributes: Attributes): Span | undefined {
+    if (!this.samplesChildren || !(parent instanceof RecordedSpan) || !parent.isRecording()) return undefined
+    const { traceId, spanId: parentId, traceState } = parent.spanContext()
+    return this.recorded(name, kind, traceId, this.ids.generateSpanId(), { spanId: parentId, remote: false }, traceState, undefined).setAttributes(attributes)
+  }
 
   startSpan(name: string, options: SpanOptions = {}, context: Context = this.api.ROOT_CONTEXT): Span {
     const { api, core } = this
@@ -200,21 +241,15 @@ export class SpanRecorder implements Tracer {
     // Only RECORD_AND_SAMPLED is exported (the SDK's batch processor drops RECORD-only spans): none of the standard
     // samplers the gateway offers answers RECORD alone, so a span is recorded exactly when it is sampled.
     if (decision.decision !== this.recordAndSample) return api.trace.wrapSpanContext({ traceId, spanId, traceFlags: 0, traceState })
-    const record: SpanRecord = {
-      name,
-      kind,
-      traceId,
-      spanId,
-      parent: validParent && { spanId: validParent.spanId, remote: validParent.isRemote === true },
-      traceState: traceState?.serialize(),
-      start: [0, 0],
-      end: [0, 0],
-      attributes: {},
-    }
-    const span = new RecordedSpan({ traceId, spanId, traceFlags: 1, traceState }, record, this.sink, core, options.startTime)
+    const span = this.recorded(name, kind, traceId, spanId, validParent && { spanId: validParent.spanId, remote: validParent.isRemote === true }, traceState, options.startTime)
     if (links.length) span.addLinks(links)
-    span.setAttributes(Object.assign(attributes, decision.attributes))
-    return span
+    return span.setAttributes(Object.assign(attributes, decision.attributes))
+  }
+
+  /** A sampled span being recorded, with no attributes yet. */
+  private recorded(name: string, kind: number, traceId: string, spanId: string, parent: SpanRecord['parent'], traceState: TraceState | undefined, startTime: TimeInput | undefined): RecordedSpan {
+    const record: SpanRecord = { name, kind, traceId, spanId, parent, traceState: traceState?.serialize(), start: [0, 0], end: [0, 0], attributes: {} }
+    return new RecordedSpan({ traceId, spanId, traceFlags: 1, traceState }, record, this.sink, this.core, startTime)
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: unknown[]): ReturnType<F> {

@@ -4,11 +4,10 @@
  * by a caller from facts that hold no secret: methods, paths without their query, host names, status codes, outcomes;
  * never a header, a cookie, a token, a password, an OTP or an authorization code (docs/operations.md, Tracing).
  */
-import type { Attributes, Span } from '@opentelemetry/api'
+import type { Attributes, Span, SpanContext } from '@opentelemetry/api'
 import type { IncomingHttpHeaders } from 'node:http'
 import { capLogField, MAX_LOGGED_PATH } from '../../core/ops/log-field'
 import { useTracing, type Tracing } from './holder'
-import { randomHexId } from './ids'
 
 export type { Span } from '@opentelemetry/api'
 
@@ -35,23 +34,18 @@ export interface RequestFacts {
 /**
  * The server span of one request (`<METHOD> <group>`), to be ended by endRequestSpan. Its parent is the incoming
  * `traceparent` only when `trustIncoming` (APP_OTEL_TRUST_INCOMING): a browser chooses no trace id and forces no
- * sampling by default. The tracer's sampler (OTEL_TRACES_SAMPLER) is asked first, on the trace id the span will have
- * (the parent's, else a new one): a request it does not sample gets no SDK span, only its ids in a non-recording
- * span (trace id, a span id of its own, sampled flag 0: what the SDK would have made), which startCallSpan hands on
- * to the backend. Such a request is never made current (runUnder): it costs two ids and the sampler's answer.
+ * sampling by default. The tracer's sampler (OTEL_TRACES_SAMPLER) is asked once (recorder.ts startRequest): a
+ * request it does not sample gets only its ids, in a non-recording span (trace id, a span id of its own, sampled
+ * flag 0: what the SDK would have made), which startCallSpan hands on to the backend. Such a request is never made
+ * current (runUnder): it costs two ids and the sampler's answer.
  */
 export function startRequestSpan(t: Tracing, request: RequestFacts, trustIncoming: boolean): Span {
   const { api } = t
   const parent = trustIncoming && request.headers.traceparent !== undefined
     ? t.propagator.extract(api.ROOT_CONTEXT, request.headers, api.defaultTextMapGetter)
     : api.ROOT_CONTEXT
-  const remote = api.trace.getSpanContext(parent)
-  const traceId = remote?.traceId ?? randomHexId(16)
-  const name = `${request.method} ${request.group}`
-  if (!t.sampled(parent, traceId, name)) return api.trace.wrapSpanContext({ traceId, spanId: randomHexId(8), traceFlags: 0, traceState: remote?.traceState })
-  const start = () => t.tracer.startSpan(name, { kind: api.SpanKind.SERVER }, parent)
-  const span = remote ? start() : t.ids.withTraceId(traceId, start)
-  span.setAttributes({
+  const span = t.tracer.startRequest(`${request.method} ${request.group}`, api.SpanKind.SERVER, parent)
+  if (span.isRecording()) span.setAttributes({
     'http.request.method': request.method,
     'url.path': pathOf(request.url),
     'url.scheme': request.scheme,
@@ -122,21 +116,33 @@ export async function traced<T>(name: string, kind: 'client' | 'internal', attri
  * backend call, a WebSocket handshake. Its `traceparent` is written into `headers`, so the backend's spans join the
  * trace with this span as their parent. End it when the call ends. A request not sampled gets no span (undefined):
  * the backend receives the request's own unsampled traceparent, and records nothing either when it follows it.
+ * A sampled request's call span asks no sampler (recorder.ts startChild) and its headers are written directly.
  */
 export function startCallSpan(parent: Span, name: string, attributes: () => Attributes, headers: Record<string, string | string[]>): Span | undefined {
   const t = useTracing()
   if (!t) return undefined
   if (!parent.isRecording()) {
-    // The propagator's own text, written without it: this is every request but the sampled ones.
-    const { traceId, spanId, traceState } = parent.spanContext()
-    headers.traceparent = `00-${traceId}-${spanId}-00`
-    if (traceState) headers.tracestate = traceState.serialize()
-    else if (headers.tracestate !== undefined) delete headers.tracestate
+    writeTraceHeaders(parent.spanContext(), headers)
     return undefined
+  }
+  const child = t.tracer.startChild(parent, name, t.api.SpanKind.CLIENT, attributes())
+  if (child) {
+    writeTraceHeaders(child.spanContext(), headers)
+    return child
   }
   const span = t.tracer.startSpan(name, { kind: t.api.SpanKind.CLIENT, attributes: attributes() }, t.api.trace.setSpan(t.api.ROOT_CONTEXT, parent))
   injectTraceHeaders(span, headers)
   return span
+}
+
+/**
+ * `traceparent` and `tracestate` for a span of the process, written as the W3C propagator writes them (its flags
+ * are 0 or 1): the proxy's every request, without the propagator's work.
+ */
+function writeTraceHeaders({ traceId, spanId, traceFlags, traceState }: SpanContext, headers: Record<string, string | string[]>): void {
+  headers.traceparent = `00-${traceId}-${spanId}-0${traceFlags & 1}`
+  if (traceState) headers.tracestate = traceState.serialize()
+  else if (headers.tracestate !== undefined) delete headers.tracestate
 }
 
 /** Writes `traceparent` (and `tracestate`) for `span` into outgoing headers, so the next hop's spans join the trace. */

@@ -28,7 +28,7 @@ const SCOPE_NAME = 'svc-auth-gateway'
 /**
  * Starts tracing when the OTEL_* variables ask for it (core/ops/tracing.ts tracingWanted); else loads nothing.
  * The sampler (OTEL_TRACES_SAMPLER, _ARG) is read here (core/ops/tracing.ts samplerChoice): the SDK's own sampler,
- * asked on the main thread for each request (spans.ts) and each span (recorder.ts). The SDK reads its other settings
+ * asked on the main thread for each request and each span (recorder.ts). The SDK reads its other settings
  * itself, on the export thread: the batch (OTEL_BSP_*), the exporter's endpoint, headers and timeout
  * (OTEL_EXPORTER_OTLP_*), the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES). Spans go out in batches over
  * OTLP/HTTP (JSON).
@@ -70,16 +70,11 @@ async function load(choice: SamplerChoice): Promise<Tracing> {
     failed: (error, retryMs) => useLogger().error({ type: 'tracing', error: error.message }, `OpenTelemetry: luồng xuất trace đã dừng, chạy lại sau ${retryMs / 1000} giây; span trong lúc đó bị bỏ.`),
     dropped: dropped => droppedWarning(`OpenTelemetry: luồng xuất trace không theo kịp hoặc đang dừng, đã bỏ ${dropped} span từ khi khởi động.`),
   })
-  const notRecorded = sdk.SamplingDecision.NOT_RECORD
-  const kind = api.SpanKind.SERVER
-  const noAttributes = Object.freeze({})
-  const noLinks = Object.freeze([]) as []
   const contexts = new AsyncLocalStorageContextManager().enable()
   const started: Tracing = {
     api,
-    tracer: new SpanRecorder(api, core, sampler, ids, thread, sdk.SamplingDecision.RECORD_AND_SAMPLED),
-    sampled: (parent, traceId, name) => sampler.shouldSample(parent, traceId, name, kind, noAttributes, noLinks).decision !== notRecorded,
-    ids,
+    // Every sampler built above samples the children of a sampled span of the process (recorder.ts startChild).
+    tracer: new SpanRecorder(api, core, sampler, ids, thread, sdk.SamplingDecision.RECORD_AND_SAMPLED, true),
     propagator: new core.W3CTraceContextPropagator(),
     contexts,
     shutdown: () => thread.shutdown(),
