@@ -129,7 +129,7 @@ function forwardToBackend(req: IncomingMessage, res: ServerResponse, scope: Prox
   const { id, client, exchange } = scope
   const { config } = useGatewayConfig()
   const { origin, host, timeoutMs } = backend
-  const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, token))
+  const headers = backendRequestHeaders(req.headers, forwardContext(client, host, id, token, config.otelTrustIncoming))
   if (backend.headers) Object.assign(headers, backend.headers)
 
   try {

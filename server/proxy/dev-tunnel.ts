@@ -80,7 +80,7 @@ export const devTunnel = defineWebSocket({
     const token = await sessionToken(session, target.audience)
     const routeRefused = target.guarded ? routeRefusal(target, session, token) : undefined
     if (routeRefused) return fail(routeRefused)
-    const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, target.token === 'none' ? undefined : token))
+    const forwarded = backendRequestHeaders(incoming, forwardContext(client, target.host, requestId, target.token === 'none' ? undefined : token, config.otelTrustIncoming))
     if (target.headers) Object.assign(forwarded, target.headers)
     const headers = Object.fromEntries(Object.entries(forwarded).filter(([name]) => !OWN_HANDSHAKE.test(name) && name !== 'host'))
     const protocols = (incoming['sec-websocket-protocol'] ?? '').split(',').map(part => part.trim()).filter(Boolean)

@@ -149,7 +149,7 @@ export function handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer
     const refusal = target.guarded ? routeRefusal(target, session, token) : undefined
     if (refusal) return fail(refusal)
     const sent = target.token === 'none' ? undefined : token
-    const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, sent))
+    const headers = backendUpgradeHeaders(req.headers, forwardContext(client, target.host, requestId, sent, config.otelTrustIncoming))
     if (target.headers) Object.assign(headers, target.headers)
     try {
       runProxyRequestHooks(headers, req)

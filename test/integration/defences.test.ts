@@ -148,6 +148,15 @@ describe('behind a reverse proxy (APP_TRUST_PROXY)', () => {
     expect(await seenBy(trusted)).toMatchObject({ 'x-forwarded-for': '6.6.6.6, 203.0.113.7, 127.0.0.1', 'x-forwarded-host': 'app.example', 'x-forwarded-proto': 'https', 'x-real-ip': '203.0.113.7' })
   })
 
+  it('sends a browser\'s traceparent and tracestate on only with APP_OTEL_TRUST_INCOMING=true, tracing off too', async () => {
+    const headers = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=chosen' }
+    const [untrusting, trusting] = await Promise.all([stack.gatewayWith(), stack.gatewayWith({ APP_OTEL_TRUST_INCOMING: 'true' })])
+    const seenBy = async (gateway: typeof trusting) => JSON.parse((await rawRequest(`${gateway.url}/api/who`, { headers })).body).headers
+    const untrusted = await seenBy(untrusting)
+    expect([untrusted.traceparent, untrusted.tracestate]).toEqual([undefined, undefined])
+    expect(await seenBy(trusting)).toMatchObject(headers)
+  })
+
   it('ignores X-Forwarded-* without APP_TRUST_PROXY', async () => {
     const gateway = await stack.gatewayWith()
     const answer = await rawRequest(`${gateway.url}/api/who`, { headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-host': 'evil.example' } })

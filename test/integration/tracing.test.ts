@@ -132,21 +132,23 @@ describe('tracing with the contract IAM (OTEL_EXPORTER_OTLP_ENDPOINT set)', () =
     expect(server.attributes).toMatchObject({ 'url.path': '/api/traced', 'http.route': 'api', 'http.response.status_code': 200 })
   })
 
-  it('a browser\'s traceparent is not believed by default, and is continued with APP_OTEL_TRUST_INCOMING=true', async () => {
+  it('a browser\'s traceparent and tracestate are not believed by default, and are continued with APP_OTEL_TRUST_INCOMING=true', async () => {
     const chosenTrace = randomBytes(16).toString('hex')
     const chosenParent = randomBytes(8).toString('hex')
     const incoming = `00-${chosenTrace}-${chosenParent}-01`
     for (const [target, path] of [[gateway, '/api/incoming-default'], [trusting, '/api/incoming-trusted']] as const) {
-      const echoed = JSON.parse((await rawRequest(`${target.url}${path}`, { headers: { traceparent: incoming } })).body)
+      const echoed = JSON.parse((await rawRequest(`${target.url}${path}`, { headers: { traceparent: incoming, tracestate: 'vendor=chosen' } })).body)
       const sent = traceparentOf(echoed.headers.traceparent)
       const server = await receiver.waitFor(serverSpan(path))
       if (target === gateway) {
         expect(sent.traceId).not.toBe(chosenTrace)
+        expect(echoed.headers.tracestate).toBeUndefined()
         expect(server.traceId).not.toBe(chosenTrace)
         expect(server.parentSpanId).toBe('')
       }
       else {
         expect(sent.traceId).toBe(chosenTrace)
+        expect(echoed.headers.tracestate).toBe('vendor=chosen')
         expect(server).toMatchObject({ traceId: chosenTrace, parentSpanId: chosenParent })
       }
       expect(server.traceId).toBe(sent.traceId)

@@ -57,6 +57,16 @@ describe('backendRequestHeaders', () => {
     for (const name of Object.keys(spoofed)) expect(headers[name], name).toBeUndefined()
     for (const name of Object.keys(spoofed)) expect(backendUpgradeHeaders(spoofed, context)[name], name).toBeUndefined()
   })
+  it('drops a client\'s traceparent and tracestate unless the trace context is trusted (APP_OTEL_TRUST_INCOMING)', () => {
+    const traced = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=chosen', accept: '*/*' }
+    for (const headers of [backendRequestHeaders(traced, context), backendUpgradeHeaders(traced, context), backendRequestHeaders(traced, { ...context, trustTraceContext: false })]) {
+      expect(headers.traceparent).toBeUndefined()
+      expect(headers.tracestate).toBeUndefined()
+      expect(headers.accept).toBe('*/*')
+    }
+    expect(backendRequestHeaders(traced, { ...context, trustTraceContext: true })).toMatchObject(traced)
+    expect(backendUpgradeHeaders(traced, { ...context, trustTraceContext: true })).toMatchObject(traced)
+  })
   it('sets Bearer <token> only when a live token is given', () => {
     expect(backendRequestHeaders({}, { ...context, accessToken: 'abc' }).authorization).toBe('Bearer abc')
     expect(backendRequestHeaders({ authorization: 'Bearer forged' }, context).authorization).toBeUndefined()

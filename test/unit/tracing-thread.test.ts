@@ -113,6 +113,21 @@ describe('SpanRecorder: the main thread\'s spans, kept as records', () => {
     expect(records).toHaveLength(sampled * 2)
   })
 
+  it('a request\'s span (startRequest) asks with its name and kind, and keeps the tracestate and attributes the sampler answers', () => {
+    const asked: unknown[][] = []
+    const sampler: Sampler = { shouldSample: (...args) => (asked.push(args), { decision: SamplingDecision.RECORD_AND_SAMPLED, traceState: new core.TraceState('rule=7'), attributes: { 'sampler.rule': 7 } }) }
+    const { recorder, records } = recordedBy(sampler)
+    const span = recorder.startRequest('POST login', api.SpanKind.SERVER, remoteParent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'vendor=a'))
+    expect(asked).toEqual([[expect.anything(), '0af7651916cd43dd8448eb211c80319c', 'POST login', api.SpanKind.SERVER, {}, []]])
+    expect(span.spanContext().traceState?.serialize()).toBe('rule=7')
+    recorder.startChild(span, 'iam login', api.SpanKind.CLIENT, {})!.end()
+    span.end()
+    expect(records).toEqual([
+      expect.objectContaining({ name: 'iam login', traceState: 'rule=7', attributes: {} }),
+      expect.objectContaining({ name: 'POST login', kind: api.SpanKind.SERVER, traceState: 'rule=7', parent: { spanId: 'b7ad6b7169203331', remote: true }, attributes: { 'sampler.rule': 7 } }),
+    ])
+  })
+
   it('startChild makes no span under a span not recording (not sampled, or ended), nor for a sampler that might not sample the child', () => {
     const { recorder } = recordedBy(new AlwaysOnSampler())
     const parent = recorder.startRequest('GET api', api.SpanKind.SERVER, api.ROOT_CONTEXT)

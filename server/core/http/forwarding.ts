@@ -16,6 +16,13 @@ const REQUEST_DROPPED = new Set([
   'x-auth-request-user', 'x-auth-request-user-id', 'x-auth-request-email', 'x-auth-request-roles', 'x-forwarded-uri', 'x-forwarded-method',
 ])
 
+/**
+ * The W3C trace context a browser sends: never believed by default (a client would choose the trace id and the
+ * sampling of every traced backend behind the gateway), so dropped unless APP_OTEL_TRUST_INCOMING says the peer in
+ * front is a trusted proxy. With tracing on, the gateway writes its own (ops/tracing/spans.ts startCallSpan).
+ */
+const REQUEST_DROPPED_WITH_TRACE_CONTEXT = new Set([...REQUEST_DROPPED, 'traceparent', 'tracestate'])
+
 /** Hop-by-hop headers of the backend's answer. */
 const RESPONSE_DROPPED = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection'])
 
@@ -43,6 +50,8 @@ export interface ForwardContext {
   requestId: string
   /** Live token, or undefined: no Authorization is sent. */
   accessToken?: string
+  /** Whether the client's `traceparent` and `tracestate` go on (APP_OTEL_TRUST_INCOMING); else they are dropped. */
+  trustTraceContext?: boolean
 }
 
 type HeaderMap = Record<string, string | string[] | undefined>
@@ -59,13 +68,13 @@ function withoutHopHeaders(incoming: HeaderMap, dropped: ReadonlySet<string>): R
 }
 
 /** What the backend is told of one request: the client as believed, where it is sent, the id, the live token. */
-export function forwardContext(client: ClientInfo, targetHost: string, requestId: string, accessToken: string | undefined): ForwardContext {
-  return { targetHost, forwardedFor: client.forwardedFor, clientIp: client.ip, proto: client.proto, host: client.host, requestId, accessToken }
+export function forwardContext(client: ClientInfo, targetHost: string, requestId: string, accessToken: string | undefined, trustTraceContext: boolean): ForwardContext {
+  return { targetHost, forwardedFor: client.forwardedFor, clientIp: client.ip, proto: client.proto, host: client.host, requestId, accessToken, trustTraceContext }
 }
 
 /** The headers sent to the backend. */
 export function backendRequestHeaders(incoming: IncomingHttpHeaders, context: ForwardContext): Record<string, string | string[]> {
-  const headers = withoutHopHeaders(incoming, REQUEST_DROPPED)
+  const headers = withoutHopHeaders(incoming, context.trustTraceContext ? REQUEST_DROPPED : REQUEST_DROPPED_WITH_TRACE_CONTEXT)
   headers.host = context.targetHost
   headers['x-forwarded-for'] = context.forwardedFor
   headers['x-real-ip'] = context.clientIp

@@ -54,7 +54,7 @@ const SAMPLERS = new Map<string, SamplerChoice>(Object.entries({
 /**
  * The sampler the OTEL_* variables name, read as OpenTelemetry's SDK reads them (its `buildSamplerFromEnv`): unset,
  * blank or unknown, `parentbased_always_on`; a ratio's _ARG blank, not a number or outside 0..1 counts as 1. The
- * gateway builds this sampler itself and asks it before a request's span is made (ops/tracing/spans.ts).
+ * gateway builds this sampler itself and asks it for each span its request thread starts (ops/tracing/recorder.ts).
  */
 export function samplerChoice(env: TracingEnv): SamplerChoice {
   const choice = SAMPLERS.get(env.OTEL_TRACES_SAMPLER ?? '') ?? SAMPLERS.get('parentbased_always_on')!

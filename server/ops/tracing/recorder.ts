@@ -5,7 +5,8 @@
  * measured, they cost a busy gateway several times their own work there (bench/RESULTS.md, History, 2026-11-27 15:56).
  * What a span keeps follows the SDK's span (sdk-trace's SpanImpl) to the letter: its clock, the attribute values it
  * accepts, the status it lets change; the limits on attributes and their lengths are the SDK's to apply on the export
- * thread. The sampler is the SDK's, asked as the SDK's tracer asks it; the ids come from ids.ts.
+ * thread. The sampler is the SDK's, asked as the SDK's tracer asks it, except for a sampled span's child, which every
+ * sampler the gateway builds would sample (startChild); the ids come from ids.ts.
  */
 import type * as OtelApi from '@opentelemetry/api'
 import type * as OtelCore from '@opentelemetry/core'

@@ -121,8 +121,9 @@ export async function traced<T>(name: string, kind: 'client' | 'internal', attri
 export function startCallSpan(parent: Span, name: string, attributes: () => Attributes, headers: Record<string, string | string[]>): Span | undefined {
   const t = useTracing()
   if (!t) return undefined
-  if (!parent.isRecording()) {
-    writeTraceHeaders(parent.spanContext(), headers)
+  const context = parent.spanContext()
+  if (!(context.traceFlags & 1)) {
+    writeTraceHeaders(context, headers)
     return undefined
   }
   const child = t.tracer.startChild(parent, name, t.api.SpanKind.CLIENT, attributes())
