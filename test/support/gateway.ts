@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { onTestFailed } from 'vitest'
 
@@ -33,6 +35,31 @@ function tryListen(port: number): Promise<number | undefined> {
   })
 }
 
+/** Where freePort's picks are marked for the other test workers (one file a port). */
+const PICKED_DIR = join(tmpdir(), 'svc-auth-gateway-test-ports')
+/** How long a pick stays marked: far longer than a server takes to listen on it, after which its listen guards it. */
+const PICK_HELD_MS = 60_000
+
+/**
+ * Marks `port` as picked, for every test worker of the machine; false when another picked it in the last
+ * PICK_HELD_MS. Two workers that both probe a port free before either server listens would otherwise share it (CI lost
+ * a gateway to that once more, EADDRINUSE in oidc-step-up.test.ts, port 23853).
+ */
+function markPicked(port: number): boolean {
+  mkdirSync(PICKED_DIR, { recursive: true })
+  const file = join(PICKED_DIR, String(port))
+  const marked = statSync(file, { throwIfNoEntry: false })
+  if (marked && Date.now() - marked.mtimeMs < PICK_HELD_MS) return false
+  if (marked) rmSync(file, { force: true })
+  try {
+    closeSync(openSync(file, 'wx'))
+    return true
+  }
+  catch {
+    return false // another worker marked it just now
+  }
+}
+
 /**
  * A free loopback port for a server that starts a moment later (a gateway whose port the provider must know first). It
  * is chosen at random among the 12,000 ports below the kernel's ephemeral range, and checked free by a listen. A port
@@ -43,7 +70,7 @@ function tryListen(port: number): Promise<number | undefined> {
 export async function freePort(): Promise<number> {
   for (let attempt = 0; EPHEMERAL_LOW > 13_024 && attempt < 50; attempt++) {
     const port = await tryListen(EPHEMERAL_LOW - 1 - Math.floor(Math.random() * 12_000))
-    if (port !== undefined) return port
+    if (port !== undefined && markPicked(port)) return port
   }
   const picked = await tryListen(0)
   if (picked === undefined) throw new Error('no free loopback port')
