@@ -7,6 +7,7 @@
 import type { Attributes, Span, SpanContext } from '@opentelemetry/api'
 import type { IncomingHttpHeaders } from 'node:http'
 import { capLogField, MAX_LOGGED_PATH } from '../../core/ops/log-field'
+import { withoutQuery } from '../../core/ops/tracing'
 import { useTracing, type Tracing } from './holder'
 
 export type { Span } from '@opentelemetry/api'
@@ -16,8 +17,7 @@ export const OUTCOME_ATTRIBUTE = 'svc_gateway.outcome'
 
 /** The path of a request target without its query (the callback's carries the authorization code), cut as an access line's is. */
 export function pathOf(url: string): string {
-  const query = url.search(/[?#]/)
-  return capLogField(query === -1 ? url : url.slice(0, query), MAX_LOGGED_PATH)
+  return capLogField(withoutQuery(url), MAX_LOGGED_PATH)
 }
 
 /** What a server span starts from: the request as the gate has worked it out. */
