@@ -179,6 +179,8 @@ describe('gating', () => {
     const menu = page.getByRole('navigation', { name: 'Điều hướng chính' })
     await menu.getByRole('link', { name: 'Đơn hàng' }).waitFor()
     expect(await menu.getByRole('link', { name: 'Quản trị' }).isVisible()).toBe(false)
+    // The server's HTML has the menu before the app hydrates: the router exists once Vue has mounted.
+    await page.waitForFunction(() => (document.querySelector('#__nuxt') as unknown as { __vue_app__?: unknown } | null)?.__vue_app__ !== undefined)
     await page.evaluate(() => (document.querySelector('#__nuxt') as unknown as { __vue_app__: { config: { globalProperties: { $router: { push: (to: string) => Promise<void> } } } } }).__vue_app__.config.globalProperties.$router.push('/admin').catch(() => {
       // The guard ends the navigation with the 403 error it shows.
     }))
